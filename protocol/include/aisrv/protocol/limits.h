@@ -1,0 +1,42 @@
+/* aisrv protocol — limits shared by the server and every client (C99 and C++). */
+#ifndef AISRV_PROTOCOL_LIMITS_H
+#define AISRV_PROTOCOL_LIMITS_H
+
+/* Protocol version spoken by this build. A peer is compatible when the majors' ranges overlap
+ * (see GET_VERSION in docs/protocol.md); minors only add commands/capabilities. */
+#define AISRV_PROTOCOL_MAJOR 1u
+#define AISRV_PROTOCOL_MINOR 0u
+/* Oldest protocol major this build still speaks. */
+#define AISRV_PROTOCOL_MIN_MAJOR 1u
+
+/* Largest payload of one request or response, in bytes (a server may configure less). */
+#define AISRV_MAX_PAYLOAD (64u * 1024u * 1024u)
+/* Engines per server, tensors per direction per model. */
+#define AISRV_MAX_ENGINES 16u
+#define AISRV_MAX_TENSORS 16u
+/* Tensor rank and tensor-name length in GET_TENSOR_INFO. */
+#define AISRV_MAX_RANK 8u
+#define AISRV_MAX_NAME 255u
+/* Debug-log ring: lines kept per engine and bytes per line. */
+#define AISRV_DEBUG_LOG_LINES 256u
+#define AISRV_DEBUG_LOG_LINE_MAX 240u
+
+/* Engine number that addresses the server itself (GET_DEBUG_LOG of the server log). */
+#define AISRV_ENGINE_SERVER 0xFFFFFFFFu
+
+/* GET_ID answer. */
+#define AISRV_SERVER_ID 0x41495356u /* "AISV" */
+
+/* The command header: {u32 cmd, u32 engine, u32 tensor}, little-endian. */
+#define AISRV_HEADER_SIZE 12u
+
+/* Capability bits announced in GET_VERSION. */
+#define AISRV_CAP_CRC32 0x0001u         /* USB: CRC32 trailer over each payload (transport-usb.md) */
+#define AISRV_CAP_FLASH 0x0002u         /* a model store is configured */
+#define AISRV_CAP_TIMING_RECORD 0x0004u /* GET_TIMING_RECORD */
+#define AISRV_CAP_CANCEL 0x0008u        /* CANCEL_INFER */
+#define AISRV_CAP_SENSOR 0x0010u        /* a sensor is configured on at least one engine */
+#define AISRV_CAP_GPIO 0x0020u          /* GPIO outputs are configured */
+#define AISRV_CAP_CHAIN 0x0040u         /* engine chaining configured */
+
+#endif

@@ -1,0 +1,113 @@
+// aisrv protocol — structured payloads of the extension commands and their codecs (GET_SPEC, GET_VERSION,
+// GET_TENSOR_INFO, GET_ENGINE_INFO, GET_TIMING_RECORD, GET_TIMINGS). Layouts are specified in docs/protocol.md;
+// every decoder is bounds-checked and refuses trailing bytes.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "aisrv/protocol/result.hpp"
+
+namespace aisrv::protocol {
+
+// Element types on the wire (GET_TENSOR_INFO). Values are part of the protocol.
+enum class DType : uint8_t {
+  float32 = 0,
+  int8 = 1,
+  uint8 = 2,
+  int16 = 3,
+  uint16 = 4,
+  int32 = 5,
+  int64 = 6,
+  boolean = 7,
+  float16 = 8,
+  unknown = 255,
+};
+std::string_view dtype_name(DType t);  // "INT8", "FLOAT32", ...
+size_t dtype_size(DType t);            // bytes per element, 0 for unknown
+
+// GET_SPEC: the XMOS five words {0, 0, input length, output length, timings length}.
+struct Spec {
+  uint32_t input_length = 0;
+  uint32_t output_length = 0;
+  uint32_t timings_length = 0;
+};
+void encode(const Spec& s, std::vector<uint8_t>& out);
+Result<Spec> decode_spec(std::span<const uint8_t> in);
+
+// GET_VERSION.
+struct VersionInfo {
+  uint16_t major = 0;
+  uint16_t minor = 0;
+  uint16_t min_major = 0;  // oldest major the server still speaks
+  uint32_t capabilities = 0;
+  uint32_t max_payload = 0;
+  uint32_t engines = 0;
+  std::string server_version;
+};
+void encode(const VersionInfo& v, std::vector<uint8_t>& out);
+Result<VersionInfo> decode_version(std::span<const uint8_t> in);
+// Whether a peer speaking [peer.min_major, peer.major] can talk to us ([our_min, our_major]); explains why not.
+Status check_compatible(const VersionInfo& peer, uint16_t our_major, uint16_t our_min_major);
+
+// GET_TENSOR_INFO: one record per tensor.
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::unknown;
+  std::vector<int32_t> shape;
+  uint32_t bytes = 0;
+  int32_t quant_axis = -1;          // -1: per tensor
+  std::vector<float> scale;         // empty: not quantized
+  std::vector<int32_t> zero_point;  // same length as scale
+};
+struct ModelTensors {
+  std::string format;          // "tflite", "hef", ...
+  uint32_t model_bytes = 0;
+  uint32_t arena_bytes = 0;    // activation memory the engine planned (0 when not applicable)
+  std::vector<TensorInfo> inputs;
+  std::vector<TensorInfo> outputs;
+};
+void encode(const ModelTensors& m, std::vector<uint8_t>& out);
+Result<ModelTensors> decode_tensor_info(std::span<const uint8_t> in);
+
+// GET_ENGINE_INFO.
+struct EngineInfo {
+  std::string kind;     // "cpu", "hailo8", ...
+  std::string options;  // as configured, e.g. "kernels=opt"
+  bool model_loaded = false;
+  std::string model_format;
+  uint32_t model_bytes = 0;
+  std::string model_source;  // "wire", "flash", "boot"
+  uint64_t inferences = 0;   // completed since start
+  std::string chained_to;    // e.g. "1" when outputs feed engine 1, empty otherwise
+};
+void encode(const EngineInfo& e, std::vector<uint8_t>& out);
+Result<EngineInfo> decode_engine_info(std::span<const uint8_t> in);
+
+// GET_TIMING_RECORD: the whole timing of the last inference.
+struct LayerTime {
+  std::string name;  // tensor/layer name
+  std::string op;    // operator type, e.g. "CONV_2D"
+  uint64_t ns = 0;
+};
+struct TimingRecord {
+  uint64_t queue_ns = 0;    // request received -> engine started
+  uint64_t compute_ns = 0;  // backend invoke
+  uint64_t total_ns = 0;    // request received -> response ready
+  std::vector<LayerTime> layers;
+};
+void encode(const TimingRecord& t, std::vector<uint8_t>& out);
+Result<TimingRecord> decode_timing_record(std::span<const uint8_t> in);
+
+// GET_TIMINGS: u32 nanoseconds per operator (saturating at 0xFFFFFFFF).
+void encode_timings(std::span<const LayerTime> layers, std::vector<uint8_t>& out);
+Result<std::vector<uint32_t>> decode_timings(std::span<const uint8_t> in);
+
+// u32 payloads (GET_STATUS, lengths, GET_ID, GPIO values).
+void encode_u32(uint32_t v, std::vector<uint8_t>& out);
+Result<uint32_t> decode_u32(std::span<const uint8_t> in);
+
+}  // namespace aisrv::protocol

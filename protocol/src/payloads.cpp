@@ -1,0 +1,255 @@
+// aisrv protocol — codecs of the structured payloads (layouts in docs/protocol.md).
+#include "aisrv/protocol/payloads.hpp"
+
+#include <limits>
+
+#include "aisrv/protocol/bytes.hpp"
+#include "aisrv/protocol/header.h"
+#include "aisrv/protocol/limits.h"
+
+namespace aisrv::protocol {
+
+std::string_view dtype_name(DType t) {
+  switch (t) {
+    case DType::float32: return "FLOAT32";
+    case DType::int8: return "INT8";
+    case DType::uint8: return "UINT8";
+    case DType::int16: return "INT16";
+    case DType::uint16: return "UINT16";
+    case DType::int32: return "INT32";
+    case DType::int64: return "INT64";
+    case DType::boolean: return "BOOL";
+    case DType::float16: return "FLOAT16";
+    default: return "UNKNOWN";
+  }
+}
+
+size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::int8:
+    case DType::uint8:
+    case DType::boolean: return 1;
+    case DType::int16:
+    case DType::uint16:
+    case DType::float16: return 2;
+    case DType::float32:
+    case DType::int32: return 4;
+    case DType::int64: return 8;
+    default: return 0;
+  }
+}
+
+void encode(const Spec& s, std::vector<uint8_t>& out) {
+  ByteWriter w(out);
+  w.u32(0);
+  w.u32(0);
+  w.u32(s.input_length);
+  w.u32(s.output_length);
+  w.u32(s.timings_length);
+}
+
+Result<Spec> decode_spec(std::span<const uint8_t> in) {
+  ByteReader r(in);
+  Spec s;
+  r.u32("spec[0]");
+  r.u32("spec[1]");
+  s.input_length = r.u32("input length");
+  s.output_length = r.u32("output length");
+  s.timings_length = r.u32("timings length");
+  if (auto st = r.status(); !st) return std::move(st).error();
+  return s;
+}
+
+void encode(const VersionInfo& v, std::vector<uint8_t>& out) {
+  ByteWriter w(out);
+  w.u16(v.major);
+  w.u16(v.minor);
+  w.u16(v.min_major);
+  w.u16(0);
+  w.u32(v.capabilities);
+  w.u32(v.max_payload);
+  w.u32(v.engines);
+  w.str8(v.server_version);
+}
+
+Result<VersionInfo> decode_version(std::span<const uint8_t> in) {
+  ByteReader r(in);
+  VersionInfo v;
+  v.major = r.u16("major");
+  v.minor = r.u16("minor");
+  v.min_major = r.u16("min_major");
+  r.u16("reserved");
+  v.capabilities = r.u32("capabilities");
+  v.max_payload = r.u32("max_payload");
+  v.engines = r.u32("engines");
+  v.server_version = r.str8("server_version");
+  // Newer minors may append fields: accept trailing bytes.
+  if (auto st = r.status(false); !st) return std::move(st).error();
+  return v;
+}
+
+Status check_compatible(const VersionInfo& peer, uint16_t our_major, uint16_t our_min_major) {
+  const uint16_t peer_min = peer.min_major ? peer.min_major : peer.major;
+  const bool overlap = peer_min <= our_major && our_min_major <= peer.major;
+  if (overlap) return ok();
+  return make_error(Errc::incompatible,
+                    "server speaks protocol {}.{} (majors {}..{}), this client speaks majors {}..{}; "
+                    "upgrade the {}",
+                    peer.major, peer.minor, peer_min, peer.major, our_min_major, our_major,
+                    peer.major > our_major ? "client" : "server");
+}
+
+static void encode_tensor(ByteWriter& w, const TensorInfo& t) {
+  w.str8(t.name);
+  w.u8(static_cast<uint8_t>(t.dtype));
+  w.u8(static_cast<uint8_t>(t.shape.size()));
+  w.u32(t.bytes);
+  for (int32_t d : t.shape) w.i32(d);
+  w.i32(t.quant_axis);
+  w.u32(static_cast<uint32_t>(t.scale.size()));
+  for (size_t i = 0; i < t.scale.size(); ++i) {
+    w.f32(t.scale[i]);
+    w.i32(i < t.zero_point.size() ? t.zero_point[i] : 0);
+  }
+}
+
+static TensorInfo decode_tensor(ByteReader& r) {
+  TensorInfo t;
+  t.name = r.str8("tensor name");
+  t.dtype = static_cast<DType>(r.u8("dtype"));
+  const uint8_t rank = r.u8("rank");
+  t.bytes = r.u32("bytes");
+  if (rank > AISRV_MAX_RANK) {
+    r.bytes(r.remaining() + 1, "rank (above AISRV_MAX_RANK)");
+    return t;
+  }
+  for (uint8_t i = 0; i < rank && !r.failed(); ++i) t.shape.push_back(r.i32("dim"));
+  t.quant_axis = r.i32("quant_axis");
+  const uint32_t n = r.u32("quant count");
+  if (r.failed() || static_cast<uint64_t>(n) * 8 > r.remaining()) {
+    r.bytes(r.remaining() + 1, "quantization parameters");
+    return t;
+  }
+  t.scale.reserve(n);
+  t.zero_point.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    t.scale.push_back(r.f32("scale"));
+    t.zero_point.push_back(r.i32("zero_point"));
+  }
+  return t;
+}
+
+void encode(const ModelTensors& m, std::vector<uint8_t>& out) {
+  ByteWriter w(out);
+  w.str8(m.format);
+  w.u32(m.model_bytes);
+  w.u32(m.arena_bytes);
+  w.u8(static_cast<uint8_t>(m.inputs.size()));
+  w.u8(static_cast<uint8_t>(m.outputs.size()));
+  for (const auto& t : m.inputs) encode_tensor(w, t);
+  for (const auto& t : m.outputs) encode_tensor(w, t);
+}
+
+Result<ModelTensors> decode_tensor_info(std::span<const uint8_t> in) {
+  ByteReader r(in);
+  ModelTensors m;
+  m.format = r.str8("format");
+  m.model_bytes = r.u32("model_bytes");
+  m.arena_bytes = r.u32("arena_bytes");
+  const uint8_t ni = r.u8("input count");
+  const uint8_t no = r.u8("output count");
+  if (ni > AISRV_MAX_TENSORS || no > AISRV_MAX_TENSORS)
+    return make_error(Errc::protocol_error, "tensor counts {}/{} above the limit {}", ni, no, AISRV_MAX_TENSORS);
+  for (uint8_t i = 0; i < ni && !r.failed(); ++i) m.inputs.push_back(decode_tensor(r));
+  for (uint8_t i = 0; i < no && !r.failed(); ++i) m.outputs.push_back(decode_tensor(r));
+  if (auto st = r.status(); !st) return std::move(st).error();
+  return m;
+}
+
+void encode(const EngineInfo& e, std::vector<uint8_t>& out) {
+  ByteWriter w(out);
+  w.str8(e.kind);
+  w.str8(e.options);
+  w.u8(e.model_loaded ? 1 : 0);
+  w.str8(e.model_format);
+  w.u32(e.model_bytes);
+  w.str8(e.model_source);
+  w.u64(e.inferences);
+  w.str8(e.chained_to);
+}
+
+Result<EngineInfo> decode_engine_info(std::span<const uint8_t> in) {
+  ByteReader r(in);
+  EngineInfo e;
+  e.kind = r.str8("kind");
+  e.options = r.str8("options");
+  e.model_loaded = r.u8("model_loaded") != 0;
+  e.model_format = r.str8("model_format");
+  e.model_bytes = r.u32("model_bytes");
+  e.model_source = r.str8("model_source");
+  e.inferences = r.u64("inferences");
+  e.chained_to = r.str8("chained_to");
+  if (auto st = r.status(); !st) return std::move(st).error();
+  return e;
+}
+
+void encode(const TimingRecord& t, std::vector<uint8_t>& out) {
+  ByteWriter w(out);
+  w.u64(t.queue_ns);
+  w.u64(t.compute_ns);
+  w.u64(t.total_ns);
+  w.u32(static_cast<uint32_t>(t.layers.size()));
+  for (const auto& l : t.layers) {
+    w.str8(l.name);
+    w.str8(l.op);
+    w.u64(l.ns);
+  }
+}
+
+Result<TimingRecord> decode_timing_record(std::span<const uint8_t> in) {
+  ByteReader r(in);
+  TimingRecord t;
+  t.queue_ns = r.u64("queue_ns");
+  t.compute_ns = r.u64("compute_ns");
+  t.total_ns = r.u64("total_ns");
+  const uint32_t n = r.u32("layer count");
+  // Each layer takes at least 10 bytes: refuse counts the payload cannot hold before reserving.
+  if (!r.failed() && static_cast<uint64_t>(n) * 10 > r.remaining())
+    return make_error(Errc::protocol_error, "timing record announces {} layers in {} bytes", n, r.remaining());
+  t.layers.reserve(n);
+  for (uint32_t i = 0; i < n && !r.failed(); ++i) {
+    LayerTime l;
+    l.name = r.str8("layer name");
+    l.op = r.str8("layer op");
+    l.ns = r.u64("layer ns");
+    t.layers.push_back(std::move(l));
+  }
+  if (auto st = r.status(); !st) return std::move(st).error();
+  return t;
+}
+
+void encode_timings(std::span<const LayerTime> layers, std::vector<uint8_t>& out) {
+  ByteWriter w(out);
+  for (const auto& l : layers)
+    w.u32(l.ns > std::numeric_limits<uint32_t>::max() ? std::numeric_limits<uint32_t>::max()
+                                                      : static_cast<uint32_t>(l.ns));
+}
+
+Result<std::vector<uint32_t>> decode_timings(std::span<const uint8_t> in) {
+  if (in.size() % 4 != 0)
+    return make_error(Errc::protocol_error, "timings payload of {} bytes is not a multiple of 4", in.size());
+  std::vector<uint32_t> v(in.size() / 4);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = aisrv_get_u32(in.data() + 4 * i);
+  return v;
+}
+
+void encode_u32(uint32_t v, std::vector<uint8_t>& out) { ByteWriter(out).u32(v); }
+
+Result<uint32_t> decode_u32(std::span<const uint8_t> in) {
+  ByteReader r(in);
+  const uint32_t v = r.u32("value");
+  if (auto st = r.status(); !st) return std::move(st).error();
+  return v;
+}
+
+}  // namespace aisrv::protocol

@@ -1,0 +1,111 @@
+// Unit tests: structured payload codecs, version compatibility, hostile decodes.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "aisrv/protocol/payloads.hpp"
+
+using namespace aisrv;
+using namespace aisrv::protocol;
+
+TEST_CASE("spec is five u32 words with two leading zeros") {
+  std::vector<uint8_t> out;
+  encode(Spec{9216, 2, 124}, out);
+  REQUIRE(out.size() == 20);
+  CHECK(out[0] == 0);
+  CHECK(out[4] == 0);
+  CHECK(out[8] == 0x00);
+  CHECK(out[9] == 0x24);
+  auto s = decode_spec(out);
+  REQUIRE(s.ok());
+  CHECK(s->input_length == 9216);
+  CHECK(s->output_length == 2);
+  CHECK(s->timings_length == 124);
+  out.push_back(0);
+  CHECK(!decode_spec(out));
+}
+
+TEST_CASE("version record round-trips and compatibility explains itself") {
+  VersionInfo v{1, 3, 1, 0x5, 1 << 20, 2, "aisrv 0.1.0"};
+  std::vector<uint8_t> out;
+  encode(v, out);
+  auto d = decode_version(out);
+  REQUIRE(d.ok());
+  CHECK(d->minor == 3);
+  CHECK(d->server_version == "aisrv 0.1.0");
+  CHECK(check_compatible(*d, 1, 1).ok());
+  VersionInfo future{2, 0, 2, 0, 0, 1, "x"};
+  auto c = check_compatible(future, 1, 1);
+  REQUIRE(!c);
+  CHECK(c.error().code == Errc::incompatible);
+  CHECK(c.error().message.find("upgrade the client") != std::string::npos);
+  VersionInfo bridging{2, 0, 1, 0, 0, 1, "x"};  // a v2 server that still speaks v1
+  CHECK(check_compatible(bridging, 1, 1).ok());
+}
+
+TEST_CASE("tensor info round-trips") {
+  ModelTensors m;
+  m.format = "tflite";
+  m.model_bytes = 300568;
+  m.arena_bytes = 85024;
+  m.inputs.push_back(TensorInfo{"input", DType::int8, {1, 96, 96, 1}, 9216, -1, {0.0078f}, {-1}});
+  m.outputs.push_back(TensorInfo{"out", DType::int8, {1, 2}, 2, 3, {0.1f, 0.2f}, {0, 0}});
+  std::vector<uint8_t> out;
+  encode(m, out);
+  auto d = decode_tensor_info(out);
+  REQUIRE(d.ok());
+  CHECK(d->inputs.size() == 1);
+  CHECK(d->inputs[0].shape == std::vector<int32_t>{1, 96, 96, 1});
+  CHECK(d->inputs[0].zero_point[0] == -1);
+  CHECK(d->outputs[0].quant_axis == 3);
+  CHECK(d->outputs[0].scale.size() == 2);
+  CHECK(d->arena_bytes == 85024);
+  // every truncation is refused, never crashes
+  for (size_t cut = 0; cut < out.size(); ++cut) CHECK(!decode_tensor_info(std::span(out).first(cut)));
+}
+
+TEST_CASE("engine info and timing record round-trip") {
+  EngineInfo e{"cpu", "kernels=opt", true, "tflite", 1234, "wire", 42, "1"};
+  std::vector<uint8_t> out;
+  encode(e, out);
+  auto d = decode_engine_info(out);
+  REQUIRE(d.ok());
+  CHECK(d->inferences == 42);
+  CHECK(d->chained_to == "1");
+
+  TimingRecord t{10, 200, 300, {{"conv", "CONV_2D", 150}, {"sm", "SOFTMAX", 50}}};
+  out.clear();
+  encode(t, out);
+  auto dt = decode_timing_record(out);
+  REQUIRE(dt.ok());
+  CHECK(dt->layers.size() == 2);
+  CHECK(dt->layers[0].op == "CONV_2D");
+  out.clear();
+  std::vector<LayerTime> layers{{"a", "X", 5}, {"b", "Y", 1ull << 40}};
+  encode_timings(layers, out);
+  auto ti = decode_timings(out);
+  REQUIRE(ti.ok());
+  CHECK((*ti)[0] == 5);
+  CHECK((*ti)[1] == 0xFFFFFFFFu);
+  CHECK(!decode_timings(std::vector<uint8_t>(3)));
+}
+
+TEST_CASE("random bytes never crash the decoders") {
+  std::mt19937 rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    std::vector<uint8_t> junk(rng() % 64);
+    for (auto& b : junk) b = static_cast<uint8_t>(rng());
+    (void)decode_tensor_info(junk);
+    (void)decode_engine_info(junk);
+    (void)decode_timing_record(junk);
+    (void)decode_version(junk);
+    (void)decode_spec(junk);
+  }
+  // a layer count that the payload cannot hold is refused before allocating
+  std::vector<uint8_t> lie(28, 0);
+  lie[24] = 0xFF;
+  lie[25] = 0xFF;
+  lie[26] = 0xFF;
+  lie[27] = 0x7F;
+  CHECK(decode_timing_record(lie).error().code == Errc::protocol_error);
+}
