@@ -167,8 +167,15 @@ void Server::dispatch(const protocol::Request& request, protocol::Response& resp
   if (!st) fail(st.error());
 }
 
-Status Server::run_chain(uint32_t from, const std::vector<std::vector<uint8_t>>& outputs) {
-  std::vector<std::vector<uint8_t>> carry = outputs;
+Status Server::start_inference(EngineSlot& slot, uint64_t queue_ns) {
+  if (!slot.chain_target()) return slot.infer(queue_ns);
+  std::vector<std::vector<uint8_t>> outputs;
+  AISRV_TRY(slot.infer(queue_ns, &outputs));
+  run_chain(slot.number(), std::move(outputs));
+  return ok();
+}
+
+void Server::run_chain(uint32_t from, std::vector<std::vector<uint8_t>> carry) {
   uint32_t at = from;
   while (auto to = engines_[at]->chain_target()) {
     EngineSlot& target = *engines_[*to];
@@ -178,13 +185,12 @@ Status Server::run_chain(uint32_t from, const std::vector<std::vector<uint8_t>>&
     if (!st) {
       target.note_error(fmt::format("chain from engine {}", at), st.error());
       engines_[at]->log().add(fmt::format("chain to engine {} failed: {}", *to, st.error().message));
-      return st;
+      return;
     }
-    if (!more) break;
+    if (!more) return;
     carry = std::move(next);
     at = *to;
   }
-  return ok();
 }
 
 }  // namespace aisrv::server

@@ -61,13 +61,15 @@ class Server {
   uint32_t capabilities() const;
   void add_capabilities(uint32_t bits) { options_.extra_capabilities |= bits; }
 
-  // Runs engine `from`'s chain after a successful inference whose outputs are `outputs`.
-  Status run_chain(uint32_t from, const std::vector<std::vector<uint8_t>>& outputs);
+  // One inference on `slot`, then its chain (if any). A failure further down a chain is reported on the engine
+  // that failed (status word + debug log) and does not fail this call.
+  Status start_inference(EngineSlot& slot, uint64_t queue_ns);
 
  private:
   Server(ServerOptions options, std::chrono::steady_clock::time_point epoch,
          std::vector<std::unique_ptr<EngineSlot>> engines);
   void dispatch(const protocol::Request& request, protocol::Response& response, uint64_t queue_ns);
+  void run_chain(uint32_t from, std::vector<std::vector<uint8_t>> outputs);
   class Workers;
 
   ServerOptions options_;

@@ -13,14 +13,7 @@ Status get_input(CommandContext& c) { return c.slot->read_input(c.request.header
 
 Status get_output(CommandContext& c) { return c.slot->read_output(c.request.header.tensor, c.response.payload); }
 
-Status start_infer(CommandContext& c) {
-  if (!c.slot->chain_target()) return c.slot->infer(c.queue_ns);
-  std::vector<std::vector<uint8_t>> outputs;
-  AISRV_TRY(c.slot->infer(c.queue_ns, &outputs));
-  // Engine `from` succeeded; a failure further down the chain is reported on the engine that failed.
-  (void)c.server.run_chain(c.slot->number(), outputs);
-  return ok();
-}
+Status start_infer(CommandContext& c) { return c.server.start_inference(*c.slot, c.queue_ns); }
 
 Status get_timings(CommandContext& c) { return c.slot->timings(c.response.payload); }
 
