@@ -23,20 +23,31 @@ uint64_t ns_since(std::chrono::steady_clock::time_point t0) {
 // were submitted; engines run concurrently.
 class Server::Workers {
  public:
-  explicit Workers(size_t engines) : pool_(engines ? engines : 1) {
+  explicit Workers(size_t engines) : pool_(engines ? engines : 1), pending_(new std::atomic<uint32_t>[engines]) {
     strands_.reserve(engines);
-    for (size_t i = 0; i < engines; ++i) strands_.push_back(boost::asio::make_strand(pool_));
+    for (size_t i = 0; i < engines; ++i) {
+      strands_.push_back(boost::asio::make_strand(pool_));
+      pending_[i].store(0);
+    }
   }
   ~Workers() { pool_.join(); }
 
+  // Queues `fn` in the engine's turn.
   template <typename Fn>
   void post(uint32_t engine, Fn&& fn) {
-    boost::asio::post(strands_[engine], std::forward<Fn>(fn));
+    pending_[engine].fetch_add(1);
+    boost::asio::post(strands_[engine], [this, engine, fn = std::forward<Fn>(fn)]() mutable {
+      fn();
+      pending_[engine].fetch_sub(1);
+    });
   }
+  // True when nothing is queued or running in the engine's turn.
+  bool idle(uint32_t engine) const { return pending_[engine].load() == 0; }
 
  private:
   boost::asio::thread_pool pool_;
   std::vector<boost::asio::strand<boost::asio::thread_pool::executor_type>> strands_;
+  std::unique_ptr<std::atomic<uint32_t>[]> pending_;
 };
 
 Result<std::unique_ptr<Server>> Server::create(ServerOptions options,
@@ -114,7 +125,10 @@ void Server::submit(const protocol::Request& request, protocol::Response& respon
   const auto received = std::chrono::steady_clock::now();
   const Handler* h = commands_->find(request.header.cmd);
   const uint32_t engine = request.header.engine;
-  const bool queued = h && h->scope == Scope::engine && !h->immediate && engine < engines_.size();
+  bool queued = h && h->scope == Scope::engine && h->run != Run::immediate && engine < engines_.size();
+  // A quick command (no backend load/invoke) skips the queue hop when its engine has nothing queued: it cannot
+  // overtake anything, and the engine's lock still serialises it with every other caller.
+  if (queued && h->run == Run::quick && workers_->idle(engine)) queued = false;
   if (!queued) {
     dispatch(request, response, 0);
     done();
