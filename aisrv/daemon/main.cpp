@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> listen_args, engine_args, chain_args;
   std::string log_level = "info";
+  std::string usb_ffs;
   std::string max_payload_text = std::to_string(AISRV_MAX_PAYLOAD);
   size_t io_threads = 2;
 
@@ -46,6 +47,9 @@ int main(int argc, char** argv) {
   app.add_option("-l,--listen", listen_args,
                  "Listen on unix:PATH (mode 0660), tcp:PORT (loopback) or tcp:HOST:PORT (repeatable; default " +
                      protocol::default_socket_target() + ")");
+  app.add_option("--usb-ffs", usb_ffs,
+                 "Serve USB on the FunctionFS mount DIR (set it up with tools/usb-gadget up; bind the gadget after "
+                 "aisrvd started: tools/usb-gadget bind). Without --listen, no socket is opened then");
   app.add_option("-e,--engine", engine_args, engine_help(registry));
   app.add_option("--chain", chain_args,
                  "FROM:TO feeds engine FROM's outputs into engine TO's inputs and runs TO after each successful "
@@ -88,6 +92,7 @@ int main(int argc, char** argv) {
 
   daemon::ServeOptions serve;
   serve.listen = listen_args;
+  serve.usb_ffs = usb_ffs;
   serve.chains = *chains;
   serve.max_payload = static_cast<uint32_t>(*max_payload);
   serve.io_threads = io_threads;

@@ -8,6 +8,7 @@
 
 #include "aisrv/build_info.hpp"
 #include "aisrv/phy/socket_server.hpp"
+#include "aisrv/phy/usb_function.hpp"
 #include "aisrv/protocol/endpoint.hpp"
 #include "aisrv/server.hpp"
 
@@ -35,6 +36,7 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
   so.max_payload = options.max_payload;
   so.chains = options.chains;
   so.logger = logger;
+  if (!options.usb_ffs.empty()) so.extra_capabilities |= AISRV_CAP_CRC32;  // the USB framing's CRC trailer
   auto server = server::Server::create(std::move(so), std::move(backends));
   if (!server) {
     logger->error("{}", server.error().message);
@@ -46,7 +48,7 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
   sockopts.logger = logger;
   phy::SocketServer sockets(**server, sockopts);
   std::vector<std::string> listen = options.listen;
-  if (listen.empty()) listen.push_back(protocol::default_socket_target());
+  if (listen.empty() && options.usb_ffs.empty()) listen.push_back(protocol::default_socket_target());
   for (const auto& l : listen) {
     auto ep = protocol::parse_socket_endpoint(l);
     if (!ep) {
@@ -61,6 +63,17 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
     logger->info("listening on {}", bound->to_string());
   }
   sockets.start();
+  std::unique_ptr<phy::UsbFunctionServer> usb;
+  if (!options.usb_ffs.empty()) {
+    auto started = phy::UsbFunctionServer::start(**server, phy::UsbFunctionOptions{options.usb_ffs, "aisrv", logger});
+    if (!started) {
+      logger->error("--usb-ffs {}: {}", options.usb_ffs, started.error().message);
+      sockets.stop();
+      return 1;
+    }
+    usb = std::move(started).value();
+    logger->info("USB: FunctionFS descriptors written to {}; the gadget can be bound to a UDC", options.usb_ffs);
+  }
   logger->info("aisrvd {} ready ({} engine{})", AISRV_VERSION_STRING, (*server)->engine_count(),
                (*server)->engine_count() == 1 ? "" : "s");
 
@@ -68,6 +81,7 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
   int sig = 0;
   sigwait(&s, &sig);
   logger->info("{} received, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  if (usb) usb->stop();
   sockets.stop();
   logger->info("stopped");
   return 0;

@@ -20,6 +20,7 @@ namespace aisrv::daemon {
 
 struct ServeOptions {
   std::vector<std::string> listen;  // socket endpoints (unix:PATH, tcp:...)
+  std::string usb_ffs;              // FunctionFS mount to serve USB on (empty: no USB)
   std::vector<std::pair<uint32_t, uint32_t>> chains;
   uint32_t max_payload = AISRV_MAX_PAYLOAD;
   size_t io_threads = 2;

@@ -1,7 +1,8 @@
 // aisrv tests — a server process for integration tests: serves exactly like aisrvd (daemon/serve.cpp) but with the
 // test-double backend on every engine, so transports, CLI and client can be tested without a real engine.
-//   aisrv_test_server --listen unix:/tmp/x.sock [--listen tcp:0] [--engines 2] [--chain 0:1]
+//   aisrv_test_server --listen unix:/tmp/x.sock [--listen tcp:0] [--usb-ffs DIR] [--engines 2] [--chain 0:1]
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -14,12 +15,18 @@ int main(int argc, char** argv) {
   std::vector<std::string> listen, chain_args;
   unsigned engines = 2;
   std::string max_payload = std::to_string(AISRV_MAX_PAYLOAD);
+  std::string usb_ffs;
   CLI::App app{"aisrv test server (test-double backends)"};
-  app.add_option("-l,--listen", listen)->required();
+  app.add_option("-l,--listen", listen);
+  app.add_option("--usb-ffs", usb_ffs, "Serve USB on this FunctionFS mount");
   app.add_option("--engines", engines)->check(CLI::Range(1u, AISRV_MAX_ENGINES));
   app.add_option("--chain", chain_args);
   app.add_option("--max-payload", max_payload);
   CLI11_PARSE(app, argc, argv);
+  if (listen.empty() && usb_ffs.empty()) {
+    std::fprintf(stderr, "aisrv_test_server: give --listen and/or --usb-ffs\n");
+    return 2;
+  }
 
   daemon::block_termination_signals();
   auto logger = spdlog::stderr_color_mt("test-server");
@@ -31,6 +38,7 @@ int main(int argc, char** argv) {
   for (unsigned i = 0; i < engines; ++i) backends.push_back(std::make_unique<test::TestBackend>());
   daemon::ServeOptions options;
   options.listen = listen;
+  options.usb_ffs = usb_ffs;
   options.chains = *chains;
   options.max_payload = static_cast<uint32_t>(*limit);
   return daemon::serve(options, std::move(backends), logger);

@@ -2,6 +2,7 @@
 #include "aisrv/client/client.hpp"
 
 #include "aisrv/client/socket_transport.hpp"
+#include "aisrv/client/usb_transport.hpp"
 #include "aisrv/protocol/endpoint.hpp"
 #include "aisrv/protocol/limits.h"
 
@@ -15,7 +16,12 @@ Result<std::unique_ptr<HostTransport>> open_transport(std::string_view target, c
     auto t = AISRV_TRY(SocketTransport::connect(ep, options));
     return std::unique_ptr<HostTransport>(std::move(t));
   }
-  return make_error(Errc::invalid_argument, "cannot connect to '{}': expected unix:PATH, tcp:HOST:PORT or tcp:PORT",
+  if (target == "usb" || target.rfind("usb:", 0) == 0) {
+    auto t = AISRV_TRY(UsbTransport::open(AISRV_TRY(parse_usb_target(target)), options));
+    return std::unique_ptr<HostTransport>(std::move(t));
+  }
+  return make_error(Errc::invalid_argument,
+                    "cannot connect to '{}': expected unix:PATH, tcp:HOST:PORT, tcp:PORT or usb[:VID:PID[:SERIAL]]",
                     target);
 }
 

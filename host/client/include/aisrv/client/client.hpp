@@ -16,8 +16,8 @@ namespace aisrv::client {
 
 enum class Placement { arena, external };  // SET_MODEL_PRIMARY / SET_MODEL_SECONDARY
 
-// Parses a --connect target and opens the transport: unix:PATH, tcp:HOST:PORT, tcp:PORT (more schemes are added by
-// the USB and SPI transports). Errc::invalid_argument for a target it cannot parse.
+// Parses a --connect target and opens the transport: unix:PATH, tcp:HOST:PORT, tcp:PORT, usb[:VID:PID[:SERIAL]]
+// (more schemes are added by the SPI transport). Errc::invalid_argument for a target it cannot parse.
 Result<std::unique_ptr<HostTransport>> open_transport(std::string_view target, const ConnectOptions& options);
 
 class Client {

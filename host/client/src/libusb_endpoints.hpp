@@ -1,0 +1,85 @@
+// aisrv host (private) — HostEndpoints on libusb-1.0. Small transfers (the command packet, a payload of up to one
+// piece) use libusb's synchronous bulk transfer; larger payloads go out as several asynchronous transfers in flight so
+// the bus never waits for the next submission; IN transfers (status and GET payloads, whose length the host does not
+// know) are asynchronous, the first one piece long and more queued behind it while the data keeps coming. Deadlines
+// are enforced here (transfers are cancelled when they pass); cancel() may be called from any thread.
+#pragma once
+
+#include <libusb-1.0/libusb.h>
+
+#include <array>
+#include <atomic>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+#include "aisrv/client/usb_link.hpp"
+
+namespace aisrv::client::usb {
+
+class LibusbEndpoints final : public HostEndpoints {
+ public:
+  LibusbEndpoints(libusb_context* ctx, libusb_device_handle* handle, uint8_t interface, uint8_t ep_out,
+                  uint8_t ep_in, size_t max_packet);
+  ~LibusbEndpoints() override;
+  LibusbEndpoints(const LibusbEndpoints&) = delete;
+  LibusbEndpoints& operator=(const LibusbEndpoints&) = delete;
+
+  size_t max_packet() const override { return mps_; }
+  IoResult send(std::span<const uint8_t> data, Deadline deadline) override;
+  IoResult flush(Deadline deadline) override;
+  IoResult receive(size_t limit, const OnData& on_data, Deadline deadline) override;
+  IoResult clear_halts() override;
+  IoResult control_in(uint8_t request, uint16_t length, std::vector<uint8_t>& answer) override;
+  IoResult control_out(uint8_t request) override;
+
+  // Thread-safe: ends the asynchronous transfers in flight with Io::cancelled. Cleared by begin().
+  void cancel();
+  // Start of a command: forget an earlier cancel().
+  void begin() {
+    cancel_.store(false);
+    timed_out_ = false;
+  }
+
+  static constexpr size_t kPiece = 256u << 10;   // bytes per asynchronous transfer
+  static constexpr size_t kDepth = 4;            // transfers in flight per direction
+  static constexpr size_t kSyncMax = 64u << 10;  // OUT data up to this size goes synchronously
+
+ private:
+  struct Slot {
+    libusb_transfer* transfer = nullptr;
+    uint8_t* buffer = nullptr;  // IN staging buffer (kPiece bytes)
+    bool dev_mem = false;       // buffer comes from libusb_dev_mem_alloc
+    bool busy = false;
+    bool done = false;
+    LibusbEndpoints* owner = nullptr;
+  };
+  using Slots = std::array<Slot, kDepth>;
+
+  static void LIBUSB_CALL on_complete(libusb_transfer* t);
+  int submit(Slot& s);
+  // Handles libusb events until `s` completed; cancels everything in flight when the deadline passes.
+  void wait(Slot& s, Deadline deadline);
+  void cancel_all();
+  // Cancels the given transfers and waits for their completion callbacks.
+  void drain(std::deque<Slot*>& fifo);
+  IoResult result_of(const Slot& s, bool out);
+  IoResult sync_out(std::span<const uint8_t> data, Deadline deadline);
+  static IoResult from_error(int err, const char* what);
+
+  libusb_context* ctx_;
+  libusb_device_handle* handle_;
+  uint8_t interface_;
+  uint8_t ep_out_;
+  uint8_t ep_in_;
+  size_t mps_;
+
+  std::mutex mu_;  // guards busy/done and the transfers cancel() may touch
+  std::atomic<bool> cancel_{false};
+  bool timed_out_ = false;
+  Slots out_{};
+  Slots in_{};
+  std::deque<Slot*> out_fifo_;
+};
+
+}  // namespace aisrv::client::usb

@@ -1,0 +1,86 @@
+// aisrv phy/usb — the device side of the USB bulk framing (docs/transport-usb.md), over any DeviceEndpoints:
+// read a 12-byte command packet from bulk OUT; for a SET command read its payload (a transfer ended by a short or
+// zero-length packet, with a CRC-32 trailer when the command packet's CRC flag is set); hand the request to the
+// interpreter; write the status word on bulk IN and, for a GET command, the payload ended the same way.
+//
+// Framing errors (a command packet that is not 12 bytes, data above the limit, a command addressed to no engine or
+// with an unknown opcode) stall both endpoints, as the XMOS server does: the reason goes to the debug log and to the
+// LastError record the host reads on ep0 after clearing the halts. Nothing is applied for a refused command.
+// The session never interprets a command beyond this framing.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "aisrv/phy/usb_device_endpoints.hpp"
+#include "aisrv/protocol/protocol.hpp"
+#include "aisrv/protocol/usb_link.hpp"
+
+namespace spdlog {
+class logger;
+}
+namespace aisrv::server {
+class Server;
+}
+
+namespace aisrv::phy::usb {
+
+class PayloadBuffer;
+
+class UsbSession {
+ public:
+  // Errc::internal when the payload buffer cannot be mapped.
+  static Result<std::unique_ptr<UsbSession>> create(server::Server& server, DeviceEndpoints& endpoints,
+                                                    std::shared_ptr<spdlog::logger> logger = nullptr);
+  ~UsbSession();
+  UsbSession(const UsbSession&) = delete;
+  UsbSession& operator=(const UsbSession&) = delete;
+
+  // Serves commands until the endpoints are closed (DeviceEndpoints::wait_enabled() returns false).
+  void run();
+
+  // Vendor requests on ep0, called from the control thread. An IN request's answer (at most `length` bytes), or
+  // nullopt to stall ep0 (unknown request).
+  std::optional<std::vector<uint8_t>> control_in(uint8_t request, uint16_t value, uint16_t length);
+  // A host-to-device request without data; false stalls ep0. reset_link returns once the link is resynchronised.
+  bool control_out(uint8_t request, uint16_t value, uint16_t length);
+
+  protocol::usb::LastError last_error() const;
+  uint64_t commands_served() const { return commands_.load(); }
+
+ private:
+  enum class Step { next, link_down };
+
+  UsbSession(server::Server& server, DeviceEndpoints& endpoints, std::shared_ptr<spdlog::logger> logger,
+             std::unique_ptr<PayloadBuffer> buffer);
+  Step serve_one();
+  Step io_failed(const IoResult& r, const char* phase);
+  Step respond(const protocol::Header& h, bool crc);
+  // Writes `message` to the debug log as the interpreter does (engine log + status bit, or the server log) and
+  // returns the line.
+  std::string note(const protocol::Header& h, Errc code, const std::string& message);
+  void stall(uint32_t status, const std::string& line);
+
+  server::Server& server_;
+  DeviceEndpoints& endpoints_;
+  std::shared_ptr<spdlog::logger> logger_;
+  std::unique_ptr<PayloadBuffer> buffer_;
+  std::vector<uint8_t> command_;  // command-packet receive buffer (a multiple of the max packet size)
+  std::array<uint8_t, protocol::usb::kStatusSize> status_{};
+  std::vector<uint8_t> tail_;  // last short piece of a GET payload plus its CRC trailer
+  protocol::Request request_;
+  protocol::Response response_;
+
+  mutable std::mutex mu_;
+  protocol::usb::LastError last_error_;
+  std::atomic<uint64_t> commands_{0};
+};
+
+}  // namespace aisrv::phy::usb

@@ -1,0 +1,267 @@
+// aisrv phy/usb — device-side framing: command packet, data phase with the optional CRC trailer, interpreter call,
+// status and GET payload, stalls with a LastError record, and the ep0 vendor requests.
+#include "aisrv/phy/usb_session.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "aisrv/server.hpp"
+#include "payload_buffer.hpp"
+
+namespace aisrv::phy::usb {
+
+namespace pusb = protocol::usb;
+
+namespace {
+
+// Bytes queued per send() of a large GET payload: a multiple of every bulk max packet size, small enough that the
+// CRC of one piece is computed while the previous ones are on the bus.
+constexpr size_t kSendPiece = 256u << 10;
+// Payload pages kept resident between requests; above this they are given back after the request.
+constexpr size_t kKeepResident = 4u << 20;
+// The payload buffer's granule: a multiple of every bulk max packet size (64, 512, 1024).
+constexpr size_t kGranule = 4096;
+
+size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
+
+void put_le32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+uint32_t get_le32(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 | static_cast<uint32_t>(p[2]) << 16 |
+         static_cast<uint32_t>(p[3]) << 24;
+}
+
+// The text of a debug-log line without its "[seconds] " stamp.
+std::string unstamped(std::string line) {
+  while (!line.empty() && line.back() == '\n') line.pop_back();
+  if (const size_t end = line.find("] "); line.rfind("[", 0) == 0 && end != std::string::npos)
+    line = line.substr(end + 2);
+  return line;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<UsbSession>> UsbSession::create(server::Server& server, DeviceEndpoints& endpoints,
+                                                       std::shared_ptr<spdlog::logger> logger) {
+  // Room for the largest payload, its CRC trailer and the packet that ends the transfer.
+  const size_t size = round_up(size_t{server.max_payload()} + pusb::kCrcSize + 1, kGranule) + kGranule;
+  auto buffer = std::make_unique<PayloadBuffer>(size);
+  if (!buffer->valid())
+    return make_error(Errc::internal, "cannot reserve {} bytes of address space for USB payloads", size);
+  return std::unique_ptr<UsbSession>(new UsbSession(server, endpoints, std::move(logger), std::move(buffer)));
+}
+
+UsbSession::UsbSession(server::Server& server, DeviceEndpoints& endpoints, std::shared_ptr<spdlog::logger> logger,
+                       std::unique_ptr<PayloadBuffer> buffer)
+    : server_(server), endpoints_(endpoints), logger_(std::move(logger)), buffer_(std::move(buffer)) {}
+
+UsbSession::~UsbSession() = default;
+
+void UsbSession::run() {
+  while (endpoints_.wait_enabled()) {
+    if (logger_) logger_->info("USB: interface enabled, max packet size {}", endpoints_.max_packet());
+    while (serve_one() == Step::next) {
+    }
+    if (logger_) logger_->info("USB: interface disabled");
+  }
+}
+
+UsbSession::Step UsbSession::io_failed(const IoResult& r, const char* phase) {
+  switch (r.io) {
+    case Io::ok: return Step::next;
+    case Io::cancelled:
+      if (logger_) logger_->debug("USB: link reset during the {}; the command is dropped", phase);
+      return Step::next;
+    case Io::disabled: return Step::link_down;
+    case Io::failed:
+      if (logger_) logger_->warn("USB: {} failed: {}", phase, r.detail);
+      // Do not spin on an endpoint that keeps failing.
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      return Step::link_down;
+  }
+  return Step::link_down;
+}
+
+std::string UsbSession::note(const protocol::Header& h, Errc code, const std::string& message) {
+  const std::string_view name = protocol::command_name(h.cmd);
+  if (server::EngineSlot* slot = server_.engine(h.engine)) {
+    slot->note_error(name, Error{code, message});
+    return fmt::format("{}: {}", name, message);
+  }
+  std::string line = fmt::format("{} (engine {}): {}", name, h.engine, message);
+  server_.log().add(line);
+  return line;
+}
+
+void UsbSession::stall(uint32_t status, const std::string& line) {
+  {
+    std::lock_guard lock(mu_);
+    last_error_.status = status;
+    last_error_.stalls += 1;
+    last_error_.message = line;
+  }
+  if (logger_) logger_->warn("USB: {} ({}); stalling both endpoints", line, protocol::status_name(status));
+  const IoResult r = endpoints_.halt();
+  if (!r.ok() && logger_) logger_->warn("USB: cannot stall the endpoints: {}", r.detail);
+}
+
+UsbSession::Step UsbSession::serve_one() {
+  endpoints_.rearm();
+  const size_t mps = endpoints_.max_packet();
+  if (mps == 0 || kGranule % mps != 0) {
+    if (logger_) logger_->error("USB: unusable max packet size {}", mps);
+    return Step::link_down;
+  }
+  // A buffer with room for more than 12 bytes: a 12-byte command packet then ends with a short packet in it.
+  command_.resize(round_up(protocol::kHeaderSize + 1, mps));
+  IoResult r = endpoints_.receive(command_, {});
+  if (!r.ok()) return io_failed(r, "command packet");
+  if (!r.ended || r.bytes != protocol::kHeaderSize) {
+    const std::string line =
+        fmt::format("USB: command packet of {}{} bytes; a command packet is exactly {} bytes", r.ended ? "" : "over ",
+                    r.bytes, protocol::kHeaderSize);
+    server_.log().add(line);
+    stall(AISRV_STATUS_ERROR_BAD_CMD, line);
+    return Step::next;
+  }
+  const pusb::CommandPacket packet =
+      pusb::decode_command_packet(std::span<const uint8_t, protocol::kHeaderSize>(command_.data(), 12));
+  const protocol::Header& h = packet.header;
+  commands_.fetch_add(1);
+
+  std::span<const uint8_t> payload;
+  if (protocol::is_set(h.cmd)) {
+    const size_t trailer = packet.crc ? pusb::kCrcSize : 0;
+    const size_t limit = size_t{server_.max_payload()} + trailer;
+    const size_t capacity = std::min(round_up(limit + 1, mps), buffer_->size() / mps * mps);
+    uint8_t* const buf = buffer_->data();
+    uint32_t crc = packet.crc ? pusb::crc32(0, std::span<const uint8_t>(command_.data(), 12)) : 0;
+    size_t received = 0, covered = 0;
+    // The CRC runs over everything but the last 4 bytes seen so far (the trailer is the transfer's last 4 bytes),
+    // while later parts of the transfer are still on the bus.
+    auto on_data = [&](std::span<const uint8_t> part) {
+      received += part.size();
+      if (!packet.crc) return;
+      const size_t upto = received > pusb::kCrcSize ? received - pusb::kCrcSize : 0;
+      if (upto > covered) {
+        crc = pusb::crc32(crc, std::span<const uint8_t>(buf + covered, upto - covered));
+        covered = upto;
+      }
+    };
+    r = endpoints_.receive(buffer_->span(capacity), on_data);
+    if (!r.ok()) return io_failed(r, "data phase");
+    if (!r.ended || r.bytes > limit) {
+      const std::string line = note(
+          h, Errc::bad_length,
+          fmt::format("USB data transfer of {}{} bytes exceeds the limit of {} bytes ({} payload{}); nothing was "
+                      "applied",
+                      r.ended ? "" : "more than ", r.bytes, limit, server_.max_payload(),
+                      packet.crc ? " + 4-byte CRC" : ""));
+      stall(AISRV_STATUS_ERROR_BAD_LENGTH, line);
+      return Step::next;
+    }
+    size_t n = r.bytes;
+    if (packet.crc) {
+      std::string problem;
+      if (n < pusb::kCrcSize) {
+        problem = fmt::format("the {}-byte data transfer cannot hold the 4-byte CRC trailer", n);
+      } else {
+        n -= pusb::kCrcSize;
+        if (covered < n) crc = pusb::crc32(crc, std::span<const uint8_t>(buf + covered, n - covered));
+        const uint32_t sent = get_le32(buf + n);
+        if (sent != crc)
+          problem = fmt::format("CRC mismatch over {} payload bytes: computed {:#010x}, trailer {:#010x}", n, crc,
+                                sent);
+      }
+      if (!problem.empty()) {
+        note(h, Errc::crc_error, problem + "; nothing was applied");
+        response_.clear();
+        response_.status = AISRV_STATUS_ERROR_CRC;
+        return respond(h, packet.crc);
+      }
+    }
+    payload = std::span<const uint8_t>(buf, n);
+  }
+
+  request_.header = h;
+  request_.payload = payload;
+  server_.handle(request_, response_);
+  if (payload.size() > kKeepResident) buffer_->release_above(kKeepResident);
+
+  if (response_.status == AISRV_STATUS_ERROR_BAD_ENGINE || response_.status == AISRV_STATUS_ERROR_BAD_CMD) {
+    // As XMOS: a command for no engine, or no command at all, stalls the link. The interpreter logged why.
+    server::EngineSlot* slot = server_.engine(h.engine);
+    const std::string line = unstamped(slot && response_.status == AISRV_STATUS_ERROR_BAD_CMD ? slot->log().tail(1)
+                                                                                               : server_.log().tail(1));
+    stall(response_.status, line);
+    return Step::next;
+  }
+  return respond(h, packet.crc);
+}
+
+UsbSession::Step UsbSession::respond(const protocol::Header& h, bool crc) {
+  const size_t mps = endpoints_.max_packet();
+  put_le32(status_.data(), response_.status);
+  IoResult r = endpoints_.send(status_);
+  if (!r.ok()) return io_failed(r, "status");
+  if (!protocol::is_set(h.cmd)) {
+    const std::span<const uint8_t> payload = response_.payload;
+    const size_t full = payload.size() / mps * mps;  // the part that travels in full packets
+    uint32_t sum = crc ? pusb::crc32(0, status_) : 0;
+    for (size_t off = 0; off < full; off += kSendPiece) {
+      const auto piece = payload.subspan(off, std::min(kSendPiece, full - off));
+      r = endpoints_.send(piece);
+      if (!r.ok()) return io_failed(r, "response");
+      if (crc) sum = pusb::crc32(sum, piece);  // while the piece is on the bus
+    }
+    const auto rest = payload.subspan(full);
+    size_t total = payload.size();
+    if (crc) {
+      sum = pusb::crc32(sum, rest);
+      tail_.assign(rest.begin(), rest.end());
+      tail_.resize(rest.size() + pusb::kCrcSize);
+      put_le32(tail_.data() + rest.size(), sum);
+      total += pusb::kCrcSize;
+      r = endpoints_.send(tail_);
+    } else if (!rest.empty()) {
+      r = endpoints_.send(rest);
+    }
+    if (!r.ok()) return io_failed(r, "response");
+    if (total % mps == 0) {  // FunctionFS never adds the zero-length packet that ends such a transfer
+      r = endpoints_.send({});
+      if (!r.ok()) return io_failed(r, "response");
+    }
+  }
+  r = endpoints_.flush();
+  if (!r.ok()) return io_failed(r, "response");
+  return Step::next;
+}
+
+std::optional<std::vector<uint8_t>> UsbSession::control_in(uint8_t request, uint16_t value, uint16_t length) {
+  (void)value;
+  if (request == static_cast<uint8_t>(pusb::VendorRequest::last_error))
+    return pusb::encode_last_error(last_error(), length);
+  return std::nullopt;
+}
+
+bool UsbSession::control_out(uint8_t request, uint16_t value, uint16_t length) {
+  (void)value;
+  if (request == static_cast<uint8_t>(pusb::VendorRequest::reset_link) && length == 0) {
+    if (logger_) logger_->info("USB: link reset by the host");
+    endpoints_.abort();
+    return true;
+  }
+  return false;
+}
+
+pusb::LastError UsbSession::last_error() const {
+  std::lock_guard lock(mu_);
+  return last_error_;
+}
+
+}  // namespace aisrv::phy::usb

@@ -1,0 +1,412 @@
+// aisrv tests — the USB bulk framing end to end without USB: the device session (phy/usb UsbSession, with the real
+// interpreter and test-double engines) and the host framing (host/client UsbHostLink) talk over SeqpacketLink, one
+// SOCK_SEQPACKET message per packet. Checks the bytes on the "bus" (command packet, short packets, zero-length
+// packets, CRC trailers), every payload length around packet multiples, CRC mismatches, stalls with their reason,
+// limits, and commands abandoned half way.
+#include <doctest/doctest.h>
+
+#include <thread>
+
+#include "aisrv/client/client.hpp"
+#include "aisrv/client/usb_link.hpp"
+#include "aisrv/phy/usb_session.hpp"
+#include "aisrv/protocol/crc32.h"
+#include "aisrv/protocol/usb_link.hpp"
+#include "aisrv/server.hpp"
+#include "seqpacket_link.hpp"
+#include "test_backend.hpp"
+
+using namespace aisrv;
+using namespace std::chrono_literals;
+using protocol::Command;
+namespace pusb = protocol::usb;
+
+namespace {
+
+uint32_t op(Command c) { return static_cast<uint32_t>(c); }
+
+std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(seed + i * 7 + (i >> 8));
+  return v;
+}
+
+struct Rig {
+  explicit Rig(size_t mps, uint32_t max_payload = AISRV_MAX_PAYLOAD) : link(mps) {
+    server::ServerOptions so;
+    so.max_payload = max_payload;
+    so.extra_capabilities = AISRV_CAP_CRC32;
+    std::vector<std::unique_ptr<engine::InferenceBackend>> backends;
+    backends.push_back(std::make_unique<test::TestBackend>());
+    backends.push_back(std::make_unique<test::TestBackend>());
+    server = std::move(server::Server::create(so, std::move(backends))).value();
+    session = std::move(phy::usb::UsbSession::create(*server, link.device())).value();
+    link.attach(session.get());
+    link.enable();
+    host = std::make_unique<client::usb::UsbHostLink>(link.host(), "test link");
+    serving = std::thread([this] { session->run(); });
+  }
+  ~Rig() {
+    link.close();
+    serving.join();
+  }
+
+  Result<protocol::Response> call(uint32_t cmd, uint32_t engine, uint32_t tensor, std::span<const uint8_t> payload,
+                                  bool crc, std::chrono::milliseconds timeout = 20s) {
+    protocol::Response r;
+    AISRV_TRY(host->transact(protocol::Header{cmd, engine, tensor}, payload, r, crc,
+                             std::chrono::steady_clock::now() + timeout));
+    return r;
+  }
+  uint32_t status_of(uint32_t cmd, uint32_t engine, uint32_t tensor, std::span<const uint8_t> payload, bool crc) {
+    auto r = call(cmd, engine, tensor, payload, crc);
+    REQUIRE_MESSAGE(r.ok(), (r ? "" : r.error().what()));
+    return r->status;
+  }
+  void load(uint32_t engine, uint32_t in, uint32_t out, bool crc = false) {
+    const auto model = test::make_test_model(test::TestModelSpec{{in}, {out}, 1, 0});
+    REQUIRE(status_of(op(Command::SET_MODEL_SECONDARY), engine, 0, model, crc) == AISRV_STATUS_OKAY);
+  }
+  std::string engine_log(uint32_t engine) { return server->engine(engine)->log().tail(0); }
+
+  test::SeqpacketLink link;
+  std::unique_ptr<server::Server> server;
+  std::unique_ptr<phy::usb::UsbSession> session;
+  std::unique_ptr<client::usb::UsbHostLink> host;
+  std::thread serving;
+};
+
+// Packets a transfer of `n` bytes takes: full packets, then a short one or a zero-length packet.
+std::vector<size_t> transfer_packets(size_t n, size_t mps) {
+  std::vector<size_t> p(n / mps, mps);
+  p.push_back(n % mps);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("worked example of docs/transport-usb.md: SET_INPUT_TENSOR of 1024 bytes at 512-byte packets") {
+  Rig rig(512);
+  rig.load(1, 1024, 1024);
+  const auto data = pattern(1024, 1);
+  rig.link.clear_trace();
+  CHECK(rig.status_of(op(Command::SET_INPUT_TENSOR), 1, 0, data, false) == AISRV_STATUS_OKAY);
+  const auto out = rig.link.out_packets();
+  REQUIRE(rig.link.out_sizes() == std::vector<size_t>{12, 512, 512, 0});
+  CHECK(out[0] == std::vector<uint8_t>{0x83, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0});
+  CHECK(rig.link.in_packets() == std::vector<std::vector<uint8_t>>{{0, 0, 0, 0}});
+
+  // With the CRC flag: bit 31 of cmd, the trailer ends the transfer as a 4-byte short packet.
+  rig.link.clear_trace();
+  CHECK(rig.status_of(op(Command::SET_INPUT_TENSOR), 1, 0, data, true) == AISRV_STATUS_OKAY);
+  const auto crc_out = rig.link.out_packets();
+  REQUIRE(rig.link.out_sizes() == std::vector<size_t>{12, 512, 512, 4});
+  CHECK(crc_out[0] == std::vector<uint8_t>{0x83, 0, 0, 0x80, 1, 0, 0, 0, 0, 0, 0, 0});
+  uint32_t crc = pusb::crc32(0, crc_out[0]);
+  crc = pusb::crc32(crc, data);
+  CHECK(crc_out[3] == std::vector<uint8_t>{static_cast<uint8_t>(crc), static_cast<uint8_t>(crc >> 8),
+                                           static_cast<uint8_t>(crc >> 16), static_cast<uint8_t>(crc >> 24)});
+
+  // GET: the status word, then the payload ended by a zero-length packet (or by the trailer).
+  rig.link.clear_trace();
+  auto got = rig.call(op(Command::GET_INPUT_TENSOR), 1, 0, {}, false);
+  REQUIRE(got.ok());
+  CHECK(got->payload == data);
+  CHECK(rig.link.out_sizes() == std::vector<size_t>{12});
+  CHECK(rig.link.in_sizes() == std::vector<size_t>{4, 512, 512, 0});
+  rig.link.clear_trace();
+  got = rig.call(op(Command::GET_INPUT_TENSOR), 1, 0, {}, true);
+  REQUIRE(got.ok());
+  CHECK(got->payload == data);
+  CHECK(rig.link.in_sizes() == std::vector<size_t>{4, 512, 512, 4});
+}
+
+TEST_CASE("zlib CRC-32 equals the protocol's table-free CRC-32") {
+  const auto data = pattern(100000, 3);
+  CHECK(pusb::crc32(0, data) == aisrv_crc32(0, data.data(), data.size()));
+  CHECK(pusb::crc32(pusb::crc32(0, std::span(data).first(777)), std::span(data).subspan(777)) ==
+        aisrv_crc32(0, data.data(), data.size()));
+  CHECK(pusb::crc32(0, {}) == 0);
+}
+
+TEST_CASE("every payload length around packet multiples, both directions, with and without CRC") {
+  for (size_t mps : {size_t{64}, size_t{512}}) {
+    Rig rig(mps);
+    std::vector<size_t> lengths;
+    for (size_t k = 0; k <= 4; ++k)
+      for (int d = -5; d <= 5; ++d)
+        if (static_cast<long>(k * mps) + d >= 1) lengths.push_back(k * mps + d);
+    // around the 256 KiB pieces both sides queue, and a transfer of several pieces
+    for (size_t base : {size_t{256} << 10, size_t{1} << 20})
+      for (int d : {-4, -1, 0, 1, 4}) lengths.push_back(base + d);
+    for (bool crc : {false, true}) {
+      for (size_t n : lengths) {
+        CAPTURE(mps);
+        CAPTURE(crc);
+        CAPTURE(n);
+        rig.load(0, static_cast<uint32_t>(n), static_cast<uint32_t>(n), crc);
+        const auto data = pattern(n, static_cast<uint8_t>(n));
+        rig.link.clear_trace();
+        REQUIRE(rig.status_of(op(Command::SET_INPUT_TENSOR), 0, 0, data, crc) == AISRV_STATUS_OKAY);
+        auto out = rig.link.out_sizes();
+        auto expect = transfer_packets(n + (crc ? 4 : 0), mps);
+        expect.insert(expect.begin(), 12);
+        CHECK(out == expect);
+        rig.link.clear_trace();
+        auto back = rig.call(op(Command::GET_INPUT_TENSOR), 0, 0, {}, crc);
+        REQUIRE(back.ok());
+        CHECK(back->status == AISRV_STATUS_OKAY);
+        CHECK(back->payload == data);
+        auto in_expect = transfer_packets(n + (crc ? 4 : 0), mps);
+        in_expect.insert(in_expect.begin(), 4);
+        CHECK(rig.link.in_sizes() == in_expect);
+      }
+    }
+    // Zero-length payloads: a SET without data is the command packet plus a zero-length packet.
+    rig.link.clear_trace();
+    CHECK(rig.status_of(op(Command::START_INFER), 0, 0, {}, false) == AISRV_STATUS_OKAY);
+    CHECK(rig.link.out_sizes() == std::vector<size_t>{12, 0});
+    rig.link.clear_trace();
+    CHECK(rig.status_of(op(Command::START_INFER), 0, 0, {}, true) == AISRV_STATUS_OKAY);
+    CHECK(rig.link.out_sizes() == std::vector<size_t>{12, 4});
+  }
+}
+
+TEST_CASE("a CRC mismatch on a SET answers ERROR_CRC and applies nothing; without CRC the damage passes") {
+  Rig rig(64);
+  rig.load(0, 300, 300);
+  const auto good = pattern(300, 9);
+  REQUIRE(rig.status_of(op(Command::SET_INPUT_TENSOR), 0, 0, good, true) == AISRV_STATUS_OKAY);
+  auto other = pattern(300, 77);
+  rig.link.corrupt_out(2);  // command packet, data packet 1, data packet 2 <- this one
+  CHECK(rig.status_of(op(Command::SET_INPUT_TENSOR), 0, 0, other, true) == AISRV_STATUS_ERROR_CRC);
+  auto back = rig.call(op(Command::GET_INPUT_TENSOR), 0, 0, {}, true);
+  REQUIRE(back.ok());
+  CHECK(back->payload == good);  // unchanged
+  CHECK(rig.engine_log(0).find("CRC mismatch over 300 payload bytes") != std::string::npos);
+  auto word = rig.call(op(Command::GET_STATUS), 0, 0, {}, true);
+  REQUIRE(word.ok());
+  CHECK((protocol::decode_u32(word->payload).value() & AISRV_STATUS_ERROR_CRC) != 0);
+  // A damaged command packet is caught too (the CRC covers it): engine 0 -> 1 would otherwise go unnoticed.
+  rig.link.corrupt_out(0);
+  CHECK(rig.status_of(op(Command::SET_INPUT_TENSOR), 0, 0, other, true) != AISRV_STATUS_OKAY);
+  back = rig.call(op(Command::GET_INPUT_TENSOR), 0, 0, {}, true);
+  CHECK(back->payload == good);
+  // The same damage without the trailer is applied silently: this is what the CRC is for.
+  rig.link.corrupt_out(1);
+  CHECK(rig.status_of(op(Command::SET_INPUT_TENSOR), 0, 0, other, false) == AISRV_STATUS_OKAY);
+  back = rig.call(op(Command::GET_INPUT_TENSOR), 0, 0, {}, false);
+  CHECK(back->payload != other);
+  CHECK(back->payload != good);
+}
+
+TEST_CASE("a CRC mismatch on a GET answer is a crc_error on the host") {
+  Rig rig(64);
+  rig.load(0, 200, 200);
+  REQUIRE(rig.status_of(op(Command::SET_INPUT_TENSOR), 0, 0, pattern(200, 4), true) == AISRV_STATUS_OKAY);
+  rig.link.corrupt_in(2);  // status word, packet 1, packet 2 <- this one
+  auto r = rig.call(op(Command::GET_INPUT_TENSOR), 0, 0, {}, true);
+  REQUIRE(!r.ok());
+  CHECK(r.error().code == Errc::crc_error);
+  CHECK(r.error().message.find("corrupt") != std::string::npos);
+  // the link is still in step
+  r = rig.call(op(Command::GET_INPUT_TENSOR), 0, 0, {}, true);
+  REQUIRE(r.ok());
+  CHECK(r->payload == pattern(200, 4));
+}
+
+TEST_CASE("malformed command packets stall both endpoints; the host reads why and the link resumes") {
+  for (size_t size : {size_t{11}, size_t{13}, size_t{0}, size_t{64}}) {
+    CAPTURE(size);
+    Rig rig(64);
+    const std::vector<uint8_t> bad(size, 0x01);
+    REQUIRE(rig.link.raw_out(bad));
+    if (size == 64) {
+      // A full packet does not end the transfer: the device reads on, then stalls at the next short packet.
+      REQUIRE(rig.link.raw_out(std::vector<uint8_t>(5, 0)));
+    }
+    for (int i = 0; i < 500 && rig.link.halts() == 0; ++i) std::this_thread::sleep_for(2ms);
+    REQUIRE(rig.link.halts() == 1);
+    auto& ep = rig.link.host();
+    auto r = ep.receive(64, {}, std::chrono::steady_clock::now() + 1s);
+    CHECK(r.io == client::usb::Io::stalled);
+    CHECK(ep.clear_halts().ok());
+    std::vector<uint8_t> answer;
+    REQUIRE(ep.control_in(static_cast<uint8_t>(pusb::VendorRequest::last_error), pusb::kLastErrorMaxSize, answer).ok());
+    auto le = pusb::decode_last_error(answer);
+    REQUIRE(le.ok());
+    CHECK(le->status == AISRV_STATUS_ERROR_BAD_CMD);
+    CHECK(le->stalls == 1);
+    CHECK(le->message.find("command packet of") != std::string::npos);
+    CHECK(le->message.find("exactly 12 bytes") != std::string::npos);
+    // the server log says it too
+    CHECK(rig.server->log().tail(0).find("command packet of") != std::string::npos);
+    CHECK(rig.status_of(op(Command::HELLO), 0, 0, {}, false) == AISRV_STATUS_OKAY);
+  }
+}
+
+TEST_CASE("a command for no engine or with an unknown opcode stalls; the host turns it into the typed error") {
+  Rig rig(512);
+  auto r = rig.call(op(Command::GET_SPEC), 7, 0, {}, true);
+  REQUIRE(!r.ok());
+  CHECK(r.error().code == Errc::bad_engine);
+  CHECK(r.error().message.find("engine 7 does not exist") != std::string::npos);
+  r = rig.call(0x42, 0, 0, {}, false);
+  REQUIRE(!r.ok());
+  CHECK(r.error().code == Errc::bad_command);
+  CHECK(r.error().message.find("unknown opcode 0x42") != std::string::npos);
+  // A SET with an unknown opcode: its data phase is read, then the device stalls.
+  const std::vector<uint8_t> junk(700, 0x33);
+  r = rig.call(0xFE, 0, 0, junk, true);
+  REQUIRE(!r.ok());
+  CHECK(r.error().code == Errc::bad_command);
+  CHECK(rig.session->last_error().stalls == 3);
+  CHECK(rig.status_of(op(Command::HELLO), 0, 0, {}, true) == AISRV_STATUS_OKAY);
+  // Errors that are not framing errors are plain statuses, the link does not stall.
+  CHECK(rig.status_of(op(Command::START_INFER), 0, 0, {}, true) == AISRV_STATUS_ERROR_NO_MODEL);
+  CHECK(rig.link.halts() == 3);
+}
+
+TEST_CASE("data above the limit stalls at the limit; exactly the limit is accepted") {
+  Rig rig(64, 4096);
+  const auto at_limit = pattern(4096, 1);
+  // exactly the limit (a multiple of 64: ended by a zero-length packet), with and without the trailer
+  CHECK(rig.status_of(op(Command::SET_MODEL_SECONDARY), 0, 0, at_limit, false) == AISRV_STATUS_ERROR_MODEL_ERR);
+  CHECK(rig.status_of(op(Command::SET_MODEL_SECONDARY), 0, 0, at_limit, true) == AISRV_STATUS_ERROR_MODEL_ERR);
+  CHECK(rig.link.halts() == 0);
+  rig.load(0, 8, 8);
+  for (size_t n : {size_t{4097}, size_t{4160}, size_t{64} << 10}) {
+    CAPTURE(n);
+    auto r = rig.call(op(Command::SET_MODEL_SECONDARY), 0, 0, pattern(n, 2), n % 2 == 0);
+    REQUIRE(!r.ok());
+    CHECK(r.error().code == Errc::bad_length);
+    CHECK(r.error().message.find("exceeds the limit") != std::string::npos);
+    // nothing applied: the model loaded before is still there
+    CHECK(rig.status_of(op(Command::SET_INPUT_TENSOR), 0, 0, pattern(8, 0), false) == AISRV_STATUS_OKAY);
+  }
+}
+
+TEST_CASE("a GET with a payload or an opcode using bit 31 is refused before anything is sent") {
+  Rig rig(64);
+  const std::vector<uint8_t> junk{1, 2, 3};
+  rig.link.clear_trace();
+  auto r = rig.call(op(Command::GET_SPEC), 0, 0, junk, false);
+  REQUIRE(!r.ok());
+  CHECK(r.error().code == Errc::bad_length);
+  r = rig.call(0x80000001u, 0, 0, {}, false);
+  REQUIRE(!r.ok());
+  CHECK(r.error().code == Errc::invalid_argument);
+  CHECK(rig.link.out_sizes().empty());
+}
+
+TEST_CASE("a transfer abandoned half way is dropped by a link reset; the next command starts clean") {
+  Rig rig(64);
+  rig.load(0, 4096, 4096);
+  const auto good = pattern(4096, 5);
+  REQUIRE(rig.status_of(op(Command::SET_INPUT_TENSOR), 0, 0, good, true) == AISRV_STATUS_OKAY);
+  auto& ep = rig.link.host();
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+
+  SUBCASE("SET cut off in its data phase") {
+    std::array<uint8_t, 12> packet{};
+    pusb::encode_command_packet(protocol::Header{op(Command::SET_INPUT_TENSOR), 0, 0}, false, packet);
+    REQUIRE(ep.send(packet, deadline).ok());
+    const auto other = pattern(4096, 99);
+    REQUIRE(ep.send(std::span(other).first(2048), deadline).ok());  // full packets only: the transfer goes on
+  }
+  SUBCASE("GET whose answer is read only in part") {
+    std::array<uint8_t, 12> packet{};
+    pusb::encode_command_packet(protocol::Header{op(Command::GET_INPUT_TENSOR), 0, 0}, false, packet);
+    REQUIRE(ep.send(packet, deadline).ok());
+    size_t seen = 0;
+    auto r = ep.receive(64, [&](std::span<const uint8_t> p) { seen += p.size(); }, deadline);  // the status
+    REQUIRE(r.ok());
+    CHECK(seen == 4);
+    r = ep.receive(640, {}, deadline);  // ten packets of the answer, then the host gives up
+    CHECK(!r.ended);
+  }
+  REQUIRE(rig.host->reset().ok());
+  CHECK(rig.status_of(op(Command::HELLO), 0, 0, {}, true) == AISRV_STATUS_OKAY);
+  auto back = rig.call(op(Command::GET_INPUT_TENSOR), 0, 0, {}, true);
+  REQUIRE(back.ok());
+  CHECK(back->payload == good);
+}
+
+TEST_CASE("cancel and timeout abandon the command, reset the link and leave the state unchanged") {
+  Rig rig(64);
+  const size_t n = 2u << 20;  // 32768 packets: long enough to interrupt
+  rig.load(0, static_cast<uint32_t>(n), 16);
+  const auto good = pattern(n, 1);
+  REQUIRE(rig.status_of(op(Command::SET_INPUT_TENSOR), 0, 0, good, true) == AISRV_STATUS_OKAY);
+  const auto other = pattern(n, 2);
+
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(30ms);
+    rig.link.cancel_host();
+  });
+  auto r = rig.call(op(Command::SET_INPUT_TENSOR), 0, 0, other, true);
+  canceller.join();
+  rig.link.uncancel_host();
+  REQUIRE(!r.ok());
+  CHECK(r.error().code == Errc::cancelled);
+
+  r = rig.call(op(Command::SET_INPUT_TENSOR), 0, 0, other, true, 20ms);
+  REQUIRE(!r.ok());
+  CHECK(r.error().code == Errc::timeout);
+
+  CHECK(rig.status_of(op(Command::HELLO), 0, 0, {}, true) == AISRV_STATUS_OKAY);
+  auto back = rig.call(op(Command::GET_INPUT_TENSOR), 0, 0, {}, true);
+  REQUIRE(back.ok());
+  CHECK(back->payload == good);
+}
+
+TEST_CASE("the client library over the USB framing: handshake, typed errors with the server's reason") {
+  Rig rig(512);
+  // A HostTransport over the test link, as UsbTransport is over libusb.
+  struct LinkTransport final : client::HostTransport {
+    explicit LinkTransport(Rig& r) : rig(r) {}
+    Status transact(const protocol::Header& h, std::span<const uint8_t> p, protocol::Response& resp) override {
+      return rig.host->transact(h, p, resp, crc, std::chrono::steady_clock::now() + 10s);
+    }
+    std::string describe() const override { return "seqpacket"; }
+    void negotiated(const protocol::VersionInfo& v) override { crc = (v.capabilities & AISRV_CAP_CRC32) != 0; }
+    Rig& rig;
+    bool crc = false;
+  };
+  auto transport = std::make_unique<LinkTransport>(rig);
+  auto* t = transport.get();
+  client::Client c(std::move(transport));
+  REQUIRE(c.handshake().ok());
+  CHECK(t->crc);
+  CHECK(c.server_version().engines == 2);
+  const auto model = test::make_test_model(test::TestModelSpec{{16}, {16}, 2, 0});
+  REQUIRE(c.load_model(0, model).ok());
+  auto st = c.set_input(0, 0, pattern(17, 0));
+  REQUIRE(!st.ok());
+  CHECK(st.error().code == Errc::bad_length);
+  CHECK(st.error().message.find("16") != std::string::npos);  // the server's log line, fetched over USB
+  REQUIRE(c.set_input(0, 0, pattern(16, 0)).ok());
+  REQUIRE(c.start_inference(0).ok());
+  auto out = c.get_output(0, 0);
+  REQUIRE(out.ok());
+  CHECK(*out == test::expected_output(pattern(16, 0), 16, 0));
+  auto e = c.spec(5);
+  REQUIRE(!e.ok());
+  CHECK(e.error().code == Errc::bad_engine);
+  CHECK(c.hello().ok());
+}
+
+TEST_CASE("last-error record codec") {
+  pusb::LastError e{AISRV_STATUS_ERROR_BAD_LENGTH, 3, "SET_INPUT_TENSOR: too long"};
+  auto bytes = pusb::encode_last_error(e, 64);
+  auto d = pusb::decode_last_error(bytes);
+  REQUIRE(d.ok());
+  CHECK(d->status == e.status);
+  CHECK(d->stalls == 3);
+  CHECK(d->message == e.message);
+  bytes = pusb::encode_last_error(e, 14);  // truncated to fit wLength
+  CHECK(bytes.size() == 14);
+  CHECK(pusb::decode_last_error(bytes)->message == "SET_");
+  bytes.pop_back();
+  CHECK(!pusb::decode_last_error(bytes).ok());
+}
