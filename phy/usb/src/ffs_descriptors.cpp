@@ -11,15 +11,15 @@ namespace aisrv::phy::usb {
 
 namespace {
 
-void interface_descriptor(protocol::ByteWriter& w) {
+void interface_descriptor(protocol::ByteWriter& w, uint8_t subclass, uint8_t protocol) {
   w.u8(USB_DT_INTERFACE_SIZE);
   w.u8(USB_DT_INTERFACE);
   w.u8(0);  // bInterfaceNumber (FunctionFS renumbers)
   w.u8(0);  // bAlternateSetting
   w.u8(2);  // bNumEndpoints
   w.u8(protocol::usb::kInterfaceClass);
-  w.u8(protocol::usb::kInterfaceSubClass);
-  w.u8(protocol::usb::kInterfaceProtocol);
+  w.u8(subclass);
+  w.u8(protocol);
   w.u8(1);  // iInterface: string 1 of ffs_strings()
 }
 
@@ -42,18 +42,18 @@ void ss_companion(protocol::ByteWriter& w) {
 
 }  // namespace
 
-std::vector<uint8_t> ffs_descriptors() {
+std::vector<uint8_t> ffs_descriptors(uint8_t subclass, uint8_t protocol) {
   std::vector<uint8_t> body;
   protocol::ByteWriter w(body);
   w.u32(3);  // full-speed descriptor count
   w.u32(3);  // high speed
   w.u32(5);  // super speed
   for (uint16_t mps : {uint16_t{64}, uint16_t{512}}) {
-    interface_descriptor(w);
+    interface_descriptor(w, subclass, protocol);
     bulk_endpoint(w, kFfsEndpointOut, mps);
     bulk_endpoint(w, kFfsEndpointIn, mps);
   }
-  interface_descriptor(w);
+  interface_descriptor(w, subclass, protocol);
   bulk_endpoint(w, kFfsEndpointOut, 1024);
   ss_companion(w);
   bulk_endpoint(w, kFfsEndpointIn, 1024);
@@ -82,3 +82,6 @@ std::vector<uint8_t> ffs_strings(const std::string& interface_name) {
 }
 
 }  // namespace aisrv::phy::usb
+
+static_assert(aisrv::protocol::usb::kInterfaceSubClass == 0x41 && aisrv::protocol::usb::kInterfaceProtocol == 0x01,
+              "ffs_descriptors() defaults must name the aisrv interface");

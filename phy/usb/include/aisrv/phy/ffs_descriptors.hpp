@@ -17,7 +17,8 @@ inline constexpr uint8_t kFfsEndpointIn = 0x82;
 inline constexpr const char* kFfsFileOut = "ep1";
 inline constexpr const char* kFfsFileIn = "ep2";
 
-std::vector<uint8_t> ffs_descriptors();
+// `subclass`/`protocol` default to the aisrv interface; other values describe a plain vendor interface.
+std::vector<uint8_t> ffs_descriptors(uint8_t subclass = 0x41, uint8_t protocol = 0x01);
 // Strings of language 0x0409: the interface name.
 std::vector<uint8_t> ffs_strings(const std::string& interface_name);
 

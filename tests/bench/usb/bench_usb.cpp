@@ -1,0 +1,167 @@
+// aisrv benchmarks — USB payload throughput inside the QEMU guest (tools/bench usb): SET_INPUT_TENSOR and
+// GET_OUTPUT_TENSOR of one size through aisrvd's USB transport and the client library, against raw libusb bulk
+// transfers of the same size to ffs_raw_device (same dummy_hcd, same VM run). Rounds alternate between the two so
+// load on the machine hits both alike; the median of each figure is reported:
+//   bench NAME: VALUE MB/s vs BASELINE VALUE MB/s = RATIO x
+//   bench_usb --raw usb:VID:PID --aisrv usb:VID:PID [--size BYTES] [--count N] [--rounds R]
+#include <libusb-1.0/libusb.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "aisrv/client/client.hpp"
+#include "aisrv/client/usb_transport.hpp"
+#include "bench_report.hpp"
+#include "test_backend.hpp"
+
+using namespace aisrv;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+[[noreturn]] void die(const std::string& what) {
+  std::fprintf(stderr, "bench_usb: %s\n", what.c_str());
+  std::exit(1);
+}
+
+double mb_per_s(size_t bytes, Clock::duration d) {
+  return static_cast<double>(bytes) / std::chrono::duration<double>(d).count() / 1e6;
+}
+
+struct RawDevice {
+  libusb_context* ctx = nullptr;
+  libusb_device_handle* h = nullptr;
+  uint8_t itf = 0, ep_in = 0, ep_out = 0;
+  size_t mps = 0;
+
+  explicit RawDevice(const client::UsbTarget& t) {
+    if (libusb_init(&ctx) != 0) die("libusb_init failed");
+    h = libusb_open_device_with_vid_pid(ctx, *t.vendor_id, *t.product_id);
+    if (!h) die("raw device " + t.to_string() + " not found");
+    libusb_config_descriptor* cfg = nullptr;
+    if (libusb_get_active_config_descriptor(libusb_get_device(h), &cfg) != 0) die("no configuration");
+    const auto& d = cfg->interface[0].altsetting[0];
+    itf = d.bInterfaceNumber;
+    for (int e = 0; e < d.bNumEndpoints; ++e) {
+      const auto& ep = d.endpoint[e];
+      if (ep.bEndpointAddress & 0x80) ep_in = ep.bEndpointAddress;
+      else ep_out = ep.bEndpointAddress, mps = ep.wMaxPacketSize;
+    }
+    libusb_free_config_descriptor(cfg);
+    if (libusb_claim_interface(h, itf) != 0) die("cannot claim the raw interface");
+  }
+  ~RawDevice() {
+    libusb_release_interface(h, itf);
+    libusb_close(h);
+    libusb_exit(ctx);
+  }
+  // `count` OUT transfers of `size` bytes, each ended by a zero-length packet when needed.
+  double out(size_t size, int count) {
+    std::vector<uint8_t> buf(size, 0xA5);
+    const auto t0 = Clock::now();
+    for (int i = 0; i < count; ++i) {
+      int done = 0;
+      if (libusb_bulk_transfer(h, ep_out, buf.data(), static_cast<int>(size), &done, 10000) != 0 ||
+          static_cast<size_t>(done) != size)
+        die("raw bulk OUT failed");
+      if (size % mps == 0 && libusb_bulk_transfer(h, ep_out, buf.data(), 0, &done, 10000) != 0)
+        die("raw zero-length packet failed");
+    }
+    return mb_per_s(size * static_cast<size_t>(count), Clock::now() - t0);
+  }
+  // `count` IN transfers, read into a buffer larger than the transfer so each ends at its terminating packet.
+  double in(size_t size, int count) {
+    std::vector<uint8_t> buf(size + mps);
+    const auto t0 = Clock::now();
+    for (int i = 0; i < count; ++i) {
+      int done = 0;
+      if (libusb_bulk_transfer(h, ep_in, buf.data(), static_cast<int>(buf.size()), &done, 10000) != 0 ||
+          static_cast<size_t>(done) != size)
+        die("raw bulk IN failed (" + std::to_string(done) + " bytes)");
+    }
+    return mb_per_s(size * static_cast<size_t>(count), Clock::now() - t0);
+  }
+};
+
+struct Aisrv {
+  std::optional<client::Client> c;
+  Aisrv(const client::UsbTarget& t, bool crc, size_t size) {
+    auto transport = client::UsbTransport::open(t, client::ConnectOptions{}, client::UsbOptions{crc});
+    if (!transport) die(transport.error().what());
+    if (transport.value()->crc_active()) die("CRC active before the handshake");
+    c.emplace(std::move(transport).value());
+    if (auto st = c->handshake(); !st) die(st.error().what());
+    const auto model = test::make_test_model(
+        test::TestModelSpec{{static_cast<uint32_t>(size)}, {static_cast<uint32_t>(size)}, 1, 0});
+    if (auto st = c->load_model(0, model); !st) die(st.error().what());
+    if (auto st = c->set_input(0, 0, std::vector<uint8_t>(size, 1)); !st) die(st.error().what());
+    if (auto st = c->start_inference(0); !st) die(st.error().what());
+  }
+  double set(size_t size, int count) {
+    std::vector<uint8_t> data(size, 0x3C);
+    const auto t0 = Clock::now();
+    for (int i = 0; i < count; ++i)
+      if (auto st = c->set_input(0, 0, data); !st) die(st.error().what());
+    return mb_per_s(size * static_cast<size_t>(count), Clock::now() - t0);
+  }
+  double get(size_t size, int count) {
+    const auto t0 = Clock::now();
+    for (int i = 0; i < count; ++i) {
+      auto r = c->get_output(0, 0);
+      if (!r || r->size() != size) die("GET_OUTPUT_TENSOR failed");
+    }
+    return mb_per_s(size * static_cast<size_t>(count), Clock::now() - t0);
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string raw_target, aisrv_target;
+  size_t size = 1u << 20;
+  int count = 16, rounds = 3;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i], v = argv[i + 1];
+    if (a == "--raw") raw_target = v;
+    else if (a == "--aisrv") aisrv_target = v;
+    else if (a == "--size") size = std::stoul(v);
+    else if (a == "--count") count = std::stoi(v);
+    else if (a == "--rounds") rounds = std::stoi(v);
+    else die("unknown option " + a);
+  }
+  auto rt = client::parse_usb_target(raw_target);
+  auto at = client::parse_usb_target(aisrv_target);
+  if (!rt || !rt->vendor_id || !at) die("--raw usb:VID:PID and --aisrv usb:VID:PID are required");
+
+  RawDevice raw(*rt);
+  std::map<std::string, std::vector<double>> figures;
+  for (int r = 0; r < rounds; ++r) {
+    figures["raw_out"].push_back(raw.out(size, count));
+    {
+      Aisrv a(*at, true, size);
+      figures["set"].push_back(a.set(size, count));
+      figures["get"].push_back(a.get(size, count));
+    }
+    figures["raw_in"].push_back(raw.in(size, count));
+    {
+      Aisrv a(*at, false, size);
+      figures["set_nocrc"].push_back(a.set(size, count));
+      figures["get_nocrc"].push_back(a.get(size, count));
+    }
+  }
+  auto med = [&](const char* k) { return bench::percentile(figures[k], 0.5); };
+  const std::string sz = size % (1u << 20) == 0 ? std::to_string(size >> 20) + "MiB" : std::to_string(size) + "B";
+  const double ro = med("raw_out"), ri = med("raw_in");
+  bench::report("usb_set_input_" + sz, med("set"), "MB/s", "raw_bulk_out_" + sz, ro, "MB/s", med("set") / ro);
+  bench::report("usb_get_output_" + sz, med("get"), "MB/s", "raw_bulk_in_" + sz, ri, "MB/s", med("get") / ri);
+  bench::report("usb_set_input_" + sz + "_no_crc", med("set_nocrc"), "MB/s", "raw_bulk_out_" + sz, ro, "MB/s",
+                med("set_nocrc") / ro);
+  bench::report("usb_get_output_" + sz + "_no_crc", med("get_nocrc"), "MB/s", "raw_bulk_in_" + sz, ri, "MB/s",
+                med("get_nocrc") / ri);
+  return 0;
+}
