@@ -48,6 +48,10 @@ uint32_t crc32(uint32_t crc, std::span<const uint8_t> data) {
   return static_cast<uint32_t>(c);
 }
 
+uint32_t crc32_combine(uint32_t crc_a, uint32_t crc_b, size_t length_b) {
+  return static_cast<uint32_t>(::crc32_combine(crc_a, crc_b, static_cast<z_off_t>(length_b)));
+}
+
 void encode_command_packet(const Header& h, bool crc, std::span<uint8_t, kHeaderSize> out) {
   Header flagged = h;
   if (crc) flagged.cmd |= kCrcFlag;

@@ -182,20 +182,44 @@ IoResult LibusbEndpoints::result_of(const Slot& s, bool out) {
   return r;
 }
 
+IoResult LibusbEndpoints::fail(IoResult r) {
+  cancel_all();
+  drain(out_fifo_);
+  drain(in_fifo_);
+  ahead_ = 0;
+  return r;
+}
+
+LibusbEndpoints::Slot* LibusbEndpoints::free_slot(Slots& slots) {
+  for (auto& s : slots)
+    if (!s.busy) return &s;
+  return nullptr;
+}
+
+int LibusbEndpoints::submit_in(uint64_t generation, size_t length) {
+  Slot* s = free_slot(in_);
+  if (!s) return LIBUSB_ERROR_BUSY;
+  s->generation = generation;
+  libusb_fill_bulk_transfer(s->transfer, handle_, ep_in_, s->buffer, static_cast<int>(length), on_complete, s, 0);
+  if (const int rc = submit(*s); rc != 0) return rc;
+  in_fifo_.push_back(s);
+  return 0;
+}
+
 IoResult LibusbEndpoints::sync_out(std::span<const uint8_t> data, Deadline deadline) {
-  if (cancel_.load()) return IoResult{Io::cancelled, 0, false, "cancelled"};
+  if (cancel_.load()) return fail(IoResult{Io::cancelled, 0, false, "cancelled"});
   int done = 0;
   const int rc = libusb_bulk_transfer(handle_, ep_out_, const_cast<uint8_t*>(data.data()),
                                       static_cast<int>(data.size()), &done, ms_until(deadline));
-  if (rc != 0) return from_error(rc, "bulk OUT");
+  if (rc != 0) return fail(from_error(rc, "bulk OUT"));
   if (static_cast<size_t>(done) != data.size())
-    return IoResult{Io::failed, static_cast<size_t>(done), false,
-                    fmt::format("bulk OUT: {} of {} bytes sent", done, data.size())};
+    return fail(IoResult{Io::failed, static_cast<size_t>(done), false,
+                         fmt::format("bulk OUT: {} of {} bytes sent", done, data.size())});
   return IoResult{Io::ok, data.size(), false, {}};
 }
 
-IoResult LibusbEndpoints::send(std::span<const uint8_t> data, Deadline deadline) {
-  if (out_fifo_.empty() && data.size() <= kSyncMax) return sync_out(data, deadline);
+IoResult LibusbEndpoints::send(std::span<const uint8_t> data, Deadline deadline, size_t following) {
+  if (out_fifo_.empty() && data.size() + following <= kSyncMax) return sync_out(data, deadline);
   size_t off = 0;
   do {
     // Reap finished transfers in order; wait for the oldest when all slots are in flight.
@@ -208,32 +232,17 @@ IoResult LibusbEndpoints::send(std::span<const uint8_t> data, Deadline deadline)
           head->busy = false;
         }
         out_fifo_.pop_front();
-        IoResult r = result_of(*head, true);
-        if (!r.ok()) {
-          drain(out_fifo_);
-          return r;
-        }
+        if (IoResult r = result_of(*head, true); !r.ok()) return fail(r);
       }
       if (out_fifo_.size() < kDepth) break;
       wait(*out_fifo_.front(), deadline);
     }
-    if (cancel_.load()) {
-      drain(out_fifo_);
-      return IoResult{Io::cancelled, 0, false, "cancelled"};
-    }
-    Slot* s = nullptr;
-    for (auto& candidate : out_)
-      if (!candidate.busy) {
-        s = &candidate;
-        break;
-      }
+    if (cancel_.load()) return fail(IoResult{Io::cancelled, 0, false, "cancelled"});
+    Slot* s = free_slot(out_);
     const size_t len = std::min(kPiece, data.size() - off);
     libusb_fill_bulk_transfer(s->transfer, handle_, ep_out_, const_cast<uint8_t*>(data.data() + off),
                               static_cast<int>(len), on_complete, s, 0);
-    if (const int rc = submit(*s); rc != 0) {
-      drain(out_fifo_);
-      return from_error(rc, "bulk OUT submit");
-    }
+    if (const int rc = submit(*s); rc != 0) return fail(from_error(rc, "bulk OUT submit"));
     out_fifo_.push_back(s);
     off += len;
   } while (off < data.size());
@@ -249,73 +258,69 @@ IoResult LibusbEndpoints::flush(Deadline deadline) {
       head->busy = false;
     }
     out_fifo_.pop_front();
-    IoResult r = result_of(*head, true);
-    if (!r.ok()) {
-      drain(out_fifo_);
-      return r;
-    }
+    if (IoResult r = result_of(*head, true); !r.ok()) return fail(r);
   }
   return {};
 }
 
-IoResult LibusbEndpoints::receive(size_t limit, const OnData& on_data, Deadline deadline) {
-  std::deque<Slot*> fifo;
-  IoResult result;
-  size_t requested = 0, total = 0;
+IoResult LibusbEndpoints::receive(size_t limit, const OnData& on_data, Deadline deadline, size_t read_ahead) {
+  if (cancel_.load()) return fail(IoResult{Io::cancelled, 0, false, "cancelled"});
+  const uint64_t gen = generation_;
   const size_t cap = round_up(limit, mps_) + mps_;  // room for the packet that ends a transfer of `limit` bytes
-  auto submit_one = [&]() -> bool {
-    Slot* s = nullptr;
-    for (auto& candidate : in_)
-      if (!candidate.busy) {
-        s = &candidate;
-        break;
-      }
-    const size_t len = std::min({kPiece, cap - requested, round_up(limit, mps_)});
-    libusb_fill_bulk_transfer(s->transfer, handle_, ep_in_, s->buffer, static_cast<int>(len), on_complete, s, 0);
-    if (const int rc = submit(*s); rc != 0) {
-      result = from_error(rc, "bulk IN submit");
-      return false;
-    }
-    fifo.push_back(s);
-    requested += len;
-    return true;
-  };
-  if (cancel_.load()) return IoResult{Io::cancelled, 0, false, "cancelled"};
-  if (!submit_one()) return result;
-  while (!fifo.empty()) {
-    Slot* head = fifo.front();
+  size_t requested = ahead_, total = 0;            // reads queued ahead for this transfer by the previous call
+  const size_t expected = requested;
+  ahead_ = 0;
+  if (requested == 0) {
+    const size_t len = std::min(kPiece, round_up(limit, mps_));
+    if (const int rc = submit_in(gen, len); rc != 0) return fail(from_error(rc, "bulk IN submit"));
+    requested = len;
+  }
+  // Reads for the next transfer (a GET's payload behind its status), queued behind this one's.
+  const size_t want = read_ahead ? std::min(round_up(read_ahead, mps_), kPiece * (kDepth - 1)) : 0;
+  while (ahead_ < want && in_fifo_.size() < kDepth) {
+    const size_t len = std::min(kPiece, want - ahead_);
+    if (const int rc = submit_in(gen + 1, len); rc != 0) return fail(from_error(rc, "bulk IN submit"));
+    ahead_ += len;
+  }
+  IoResult result;
+  while (true) {
+    Slot* head = in_fifo_.front();
     wait(*head, deadline);
     {
       std::lock_guard lock(mu_);
       head->busy = false;
     }
-    fifo.pop_front();
-    const IoResult r = result_of(*head, false);
-    if (!r.ok()) {
-      result = r;
-      drain(fifo);
-      break;
-    }
+    in_fifo_.pop_front();
+    if (IoResult r = result_of(*head, false); !r.ok()) return fail(r);
     const auto got = static_cast<size_t>(head->transfer->actual_length);
     total += got;
     if (on_data && got > 0) on_data(std::span<const uint8_t>(head->buffer, got));
     if (got < static_cast<size_t>(head->transfer->length)) {
-      result.ended = true;  // short packet or zero-length packet
-      drain(fifo);
-      break;
-    }
-    if (total > limit) {
-      drain(fifo);
-      break;
-    }
-    // The transfer continues: keep several transfers queued so the device never waits for the next one.
-    while (fifo.size() < kDepth && requested < cap)
-      if (!submit_one()) {
-        drain(fifo);
-        result.bytes = total;
-        return result;
+      // A short packet or zero-length packet ended the transfer: drop this transfer's other reads, keep the
+      // reads queued ahead for the next one (they are behind them, in order).
+      std::deque<Slot*> rest;
+      while (!in_fifo_.empty() && in_fifo_.front()->generation == gen) {
+        rest.push_back(in_fifo_.front());
+        in_fifo_.pop_front();
       }
+      drain(rest);
+      result.ended = true;
+      break;
+    }
+    if (total > limit) return fail(IoResult{Io::ok, total, false, {}});  // too long: the caller resets the link
+    const bool this_one_next = !in_fifo_.empty() && in_fifo_.front()->generation == gen;
+    if (!this_one_next && ahead_ > 0)  // the next transfer's reads would take this one's data
+      return fail(IoResult{Io::ok, total, false, {}});
+    // The transfer goes on: keep reads queued so the device never waits for the next one — beyond what was read
+    // ahead for it (the size of the last answer) only once the data reached the end of those reads.
+    if (total < expected) continue;
+    while (ahead_ == 0 && in_fifo_.size() < kDepth && requested < cap) {
+      const size_t len = std::min({kPiece, cap - requested});
+      if (const int rc = submit_in(gen, len); rc != 0) return fail(from_error(rc, "bulk IN submit"));
+      requested += len;
+    }
   }
+  generation_ = gen + 1;
   result.bytes = total;
   return result;
 }

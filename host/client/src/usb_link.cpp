@@ -98,37 +98,69 @@ Status UsbHostLink::transact(const protocol::Header& header, std::span<const uin
                       protocol::command_name(header.cmd), payload.size());
   const size_t mps = ep_.max_packet();
 
-  // Command packet: 12 bytes, a short packet, so a transfer of its own.
   std::array<uint8_t, protocol::kHeaderSize> packet{};
   pusb::encode_command_packet(header, crc, packet);
-  IoResult r = ep_.send(packet, deadline);
-  if (!r.ok()) return fail(r, header, "command packet", deadline);
-
-  if (set) {
+  const size_t trailer = crc ? pusb::kCrcSize : 0;
+  IoResult r;
+  if (set && crc) {
+    // With the CRC flag a SET goes as one transfer: header, payload, CRC (at least 16 bytes, so the device tells it
+    // from a 12-byte command packet). Every piece but the last is a multiple of the packet size: the first carries
+    // the header and the payload's first bytes, the last the payload's end and the CRC.
     const size_t n = payload.size();
-    const size_t full = n / mps * mps;  // the part that travels in full packets
-    uint32_t sum = crc ? pusb::crc32(0, packet) : 0;
-    for (size_t off = 0; off < full; off += kSendPiece) {
-      const auto piece = payload.subspan(off, std::min(kSendPiece, full - off));
-      r = ep_.send(piece, deadline);
-      if (!r.ok()) return fail(r, header, "data phase", deadline);
-      if (crc) sum = pusb::crc32(sum, piece);  // while the piece is on the bus
+    const size_t total = protocol::kHeaderSize + n + pusb::kCrcSize;
+    const size_t body_end = (protocol::kHeaderSize + n) / mps * mps;  // transfer offset where the full packets end
+    uint32_t sum = pusb::crc32(0, packet);
+    size_t pos = 0;  // payload bytes handed to the endpoint so far
+    if (body_end >= mps) {
+      pos = mps - protocol::kHeaderSize;
+      head_.assign(packet.begin(), packet.end());
+      head_.insert(head_.end(), payload.begin(), payload.begin() + static_cast<std::ptrdiff_t>(pos));
+      sum = pusb::crc32(sum, payload.first(pos));
+      r = ep_.send(head_, deadline, total - mps);
+      if (!r.ok()) return fail(r, header, "command packet", deadline);
+      while (pos + protocol::kHeaderSize < body_end) {
+        const auto piece = payload.subspan(pos, std::min(kSendPiece, body_end - protocol::kHeaderSize - pos));
+        r = ep_.send(piece, deadline, total - protocol::kHeaderSize - pos - piece.size());
+        if (!r.ok()) return fail(r, header, "data phase", deadline);
+        sum = pusb::crc32(sum, piece);  // while the piece is on the bus
+        pos += piece.size();
+      }
+      tail_.clear();
+    } else {
+      tail_.assign(packet.begin(), packet.end());  // all of it fits in one piece
     }
-    const auto rest = payload.subspan(full);
-    size_t total = n;
-    if (crc) {
-      sum = pusb::crc32(sum, rest);
-      tail_.assign(rest.begin(), rest.end());
-      tail_.resize(rest.size() + pusb::kCrcSize);
-      put_le32(tail_.data() + rest.size(), sum);
-      total += pusb::kCrcSize;
-      r = ep_.send(tail_, deadline);
-    } else if (!rest.empty()) {
-      r = ep_.send(rest, deadline);
-    }
+    const auto rest = payload.subspan(pos);
+    sum = pusb::crc32(sum, rest);
+    tail_.insert(tail_.end(), rest.begin(), rest.end());
+    tail_.resize(tail_.size() + pusb::kCrcSize);
+    put_le32(tail_.data() + tail_.size() - pusb::kCrcSize, sum);
+    r = ep_.send(tail_, deadline, total % mps == 0 ? 1 : 0);
     if (r.ok() && total % mps == 0) r = ep_.send({}, deadline);  // zero-length packet ends the transfer
-    if (r.ok()) r = ep_.flush(deadline);
     if (!r.ok()) return fail(r, header, "data phase", deadline);
+  } else {
+    // The command packet: 12 bytes, a short packet, so a transfer of its own; a SET's payload is the next transfer.
+    r = ep_.send(packet, deadline, set ? payload.size() + 1 : 0);
+    if (!r.ok()) return fail(r, header, "command packet", deadline);
+    if (set) {
+      const size_t n = payload.size();
+      const size_t full = n / mps * mps;  // the part that travels in full packets
+      for (size_t off = 0; off < full; off += kSendPiece) {
+        const auto piece = payload.subspan(off, std::min(kSendPiece, full - off));
+        r = ep_.send(piece, deadline, n - off - piece.size() + 1);
+        if (!r.ok()) return fail(r, header, "data phase", deadline);
+      }
+      const auto rest = payload.subspan(full);
+      if (!rest.empty()) r = ep_.send(rest, deadline);
+      if (r.ok() && n % mps == 0) r = ep_.send({}, deadline);  // zero-length packet ends the transfer
+      if (!r.ok()) return fail(r, header, "data phase", deadline);
+    }
+  }
+  // A GET's payload follows its status on IN: read ahead as much as the last answer to the same command had.
+  const auto key = std::make_tuple(header.cmd, header.engine, header.tensor);
+  size_t read_ahead = 0;
+  if (!set) {
+    const auto it = answer_sizes_.find(key);
+    read_ahead = (it != answer_sizes_.end() ? it->second : 0) + trailer + 1;
   }
 
   // Status word: exactly 4 bytes in a transfer of its own.
@@ -141,8 +173,9 @@ Status UsbHostLink::transact(const protocol::Header& header, std::span<const uin
         std::copy_n(part.begin(), take, status_bytes.begin() + static_cast<std::ptrdiff_t>(status_len));
         status_len += part.size();
       },
-      deadline);
+      deadline, read_ahead);
   if (!r.ok()) return fail(r, header, "status", deadline);
+  if (IoResult f = ep_.flush(deadline); !f.ok()) return fail(f, header, "data phase", deadline);  // OUT queued above
   if (!r.ended || status_len != pusb::kStatusSize) {
     (void)reset();
     return make_error(Errc::protocol_error, "{} answered {} with a {}{}-byte status transfer; expected 4 bytes", name_,
@@ -156,7 +189,6 @@ Status UsbHostLink::transact(const protocol::Header& header, std::span<const uin
   }
 
   if (!set) {
-    const size_t trailer = crc ? pusb::kCrcSize : 0;
     const size_t limit = size_t{AISRV_MAX_PAYLOAD} + trailer;
     uint32_t sum = crc ? pusb::crc32(0, status_bytes) : 0;
     size_t covered = 0;
@@ -198,6 +230,8 @@ Status UsbHostLink::transact(const protocol::Header& header, std::span<const uin
                           protocol::command_name(header.cmd), name_, n, sum, sent);
       }
     }
+    if (answer_sizes_.size() >= 256 && !answer_sizes_.count(key)) answer_sizes_.clear();
+    answer_sizes_[key] = out.size();
   }
   response.status = status;
   return ok();

@@ -1,18 +1,22 @@
-// aisrv phy/usb — FunctionFS bulk endpoints over Linux AIO (io_setup/io_submit/io_getevents/io_cancel).
+// aisrv phy/usb — FunctionFS bulk endpoints: blocking read()/write() on large requests, interrupted by a
+// thread-directed signal when the host resets the link or the device stops.
 #include "ffs_endpoints.hpp"
 
 #include <endian.h>
 #include <fcntl.h>
 #include <linux/usb/ch9.h>
 #include <linux/usb/functionfs.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "aisrv/phy/ffs_descriptors.hpp"
@@ -20,6 +24,8 @@
 namespace aisrv::phy::usb {
 
 namespace {
+
+extern "C" void ignore_signal(int) {}
 
 int sys_io_setup(unsigned nr, aio_context_t* ctx) { return static_cast<int>(syscall(SYS_io_setup, nr, ctx)); }
 int sys_io_destroy(aio_context_t ctx) { return static_cast<int>(syscall(SYS_io_destroy, ctx)); }
@@ -31,9 +37,20 @@ int sys_io_getevents(aio_context_t ctx, long min_nr, long nr, io_event* events, 
   return static_cast<int>(syscall(SYS_io_getevents, ctx, min_nr, nr, events, timeout));
 }
 
+// How long abort() keeps interrupting the I/O thread before giving up (it normally takes one signal).
+constexpr auto kAbortPatience = std::chrono::seconds(2);
+
 }  // namespace
 
-Result<std::unique_ptr<FunctionFsEndpoints>> FunctionFsEndpoints::open(const std::string& dir) {
+Result<std::unique_ptr<FunctionFsEndpoints>> FunctionFsEndpoints::open(const std::string& dir, int interrupt_signal) {
+  // A handler that does nothing, without SA_RESTART: the signal only makes a blocking endpoint call return EINTR.
+  struct sigaction sa {};
+  sa.sa_handler = ignore_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;
+  if (sigaction(interrupt_signal, &sa, nullptr) != 0)
+    return make_error(Errc::internal, "cannot install the handler of signal {}: {}", interrupt_signal,
+                      std::strerror(errno));
   const std::string out_path = dir + "/" + kFfsFileOut, in_path = dir + "/" + kFfsFileIn;
   const int out_fd = ::open(out_path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
   if (out_fd < 0) return make_error(Errc::io_error, "cannot open {}: {}", out_path, std::strerror(errno));
@@ -44,22 +61,22 @@ Result<std::unique_ptr<FunctionFsEndpoints>> FunctionFsEndpoints::open(const std
     return make_error(Errc::io_error, "cannot open {}: {}", in_path, std::strerror(e));
   }
   aio_context_t ctx = 0;
-  if (sys_io_setup(2 * kDepth + 2, &ctx) < 0) {
+  if (sys_io_setup(2 * kWrites, &ctx) < 0) {
     const int e = errno;
     ::close(out_fd);
     ::close(in_fd);
     return make_error(Errc::io_error, "io_setup failed: {}", std::strerror(e));
   }
-  return std::unique_ptr<FunctionFsEndpoints>(new FunctionFsEndpoints(out_fd, in_fd, ctx));
+  return std::unique_ptr<FunctionFsEndpoints>(new FunctionFsEndpoints(out_fd, in_fd, interrupt_signal, ctx));
 }
 
-FunctionFsEndpoints::FunctionFsEndpoints(int out_fd, int in_fd, aio_context_t ctx)
-    : out_fd_(out_fd), in_fd_(in_fd), ctx_(ctx) {}
+FunctionFsEndpoints::FunctionFsEndpoints(int out_fd, int in_fd, int signal, aio_context_t ctx)
+    : out_fd_(out_fd), in_fd_(in_fd), signal_(signal), ctx_(ctx) {}
 
 FunctionFsEndpoints::~FunctionFsEndpoints() {
   close();
-  // Requests still in the kernel are cancelled by io_destroy, which waits for them.
-  sys_io_destroy(ctx_);
+  settle_writes(std::chrono::milliseconds(0));
+  sys_io_destroy(ctx_);  // waits for what the kernel still holds
   ::close(out_fd_);
   ::close(in_fd_);
 }
@@ -75,23 +92,18 @@ void FunctionFsEndpoints::on_enable() {
 }
 
 void FunctionFsEndpoints::on_disable() {
+  // A pending read/write ends with -ESHUTDOWN by itself when the interface is disabled.
   std::lock_guard lock(mu_);
   enabled_ = false;
-  for (auto* slots : {&out_, &in_})
-    for (auto& r : *slots)
-      if (r.in_flight && !r.done) {
-        io_event ev{};
-        sys_io_cancel(ctx_, &r.cb, &ev);
-      }
 }
 
 void FunctionFsEndpoints::close() {
   {
     std::lock_guard lock(mu_);
     closed_ = true;
+    cv_.notify_all();
   }
   abort();
-  cv_.notify_all();
 }
 
 bool FunctionFsEndpoints::wait_enabled() {
@@ -101,217 +113,212 @@ bool FunctionFsEndpoints::wait_enabled() {
 }
 
 void FunctionFsEndpoints::abort() {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   aborted_ = true;
-  for (auto* slots : {&out_, &in_})
-    for (auto& r : *slots)
-      if (r.in_flight && !r.done) {
-        io_event ev{};
-        sys_io_cancel(ctx_, &r.cb, &ev);  // -EINPROGRESS: the completion arrives through the ring
-      }
   // Data a UDC already holds in its FIFOs belongs to the dropped command (no-op on dummy_hcd).
   ioctl(out_fd_, FUNCTIONFS_FIFO_FLUSH);
   ioctl(in_fd_, FUNCTIONFS_FIFO_FLUSH);
+  for (auto& w : writes_)  // queued answers are dropped (the completion arrives through the ring)
+    if (w.in_flight && !w.done) {
+      io_event ev{};
+      sys_io_cancel(ctx_, &w.cb, &ev);
+    }
+  // Interrupt the blocking call in progress; repeat, since the signal may arrive just before the call starts.
+  const auto until = std::chrono::steady_clock::now() + kAbortPatience;
+  while (in_io_ && std::chrono::steady_clock::now() < until) {
+    pthread_kill(io_thread_, signal_);
+    cv_.wait_for(lock, std::chrono::milliseconds(5));
+  }
 }
 
 void FunctionFsEndpoints::rearm() {
+  reap(false);
   std::lock_guard lock(mu_);
   if (!closed_) aborted_ = false;
+  write_error_ = {};  // what is left in flight belongs to earlier commands
+  ++epoch_;
 }
 
-int FunctionFsEndpoints::submit(Request& r, int fd, uint16_t opcode, const void* data, size_t length) {
-  std::lock_guard lock(mu_);
-  if (closed_) return ESHUTDOWN;
-  if (aborted_) return ECANCELED;
-  r.cb = iocb{};
-  r.cb.aio_data = reinterpret_cast<uint64_t>(&r);
-  r.cb.aio_lio_opcode = opcode;
-  r.cb.aio_fildes = static_cast<uint32_t>(fd);
-  r.cb.aio_buf = reinterpret_cast<uint64_t>(data);
-  r.cb.aio_nbytes = length;
-  r.length = length;
-  r.done = false;
-  r.res = 0;
-  iocb* list[1] = {&r.cb};
-  if (sys_io_submit(ctx_, 1, list) != 1) return errno ? errno : EIO;
-  r.in_flight = true;
-  return 0;
-}
-
-FunctionFsEndpoints::Request* FunctionFsEndpoints::free_slot(Slots& slots) {
-  for (auto& r : slots)
-    if (!r.in_flight) return &r;
-  return nullptr;
-}
-
-void FunctionFsEndpoints::reap() {
-  io_event events[2 * kDepth];
+void FunctionFsEndpoints::reap(bool wait) {
+  if (write_fifo_.empty()) return;
+  io_event events[kWrites];
+  timespec zero{0, 0}, slice{0, 10 * 1000 * 1000};
   int n;
   do {
-    n = sys_io_getevents(ctx_, 1, 2 * kDepth, events, nullptr);
+    n = sys_io_getevents(ctx_, wait ? 1 : 0, kWrites, events, wait ? &slice : &zero);
   } while (n < 0 && errno == EINTR);
-  std::lock_guard lock(mu_);
-  for (int i = 0; i < n; ++i) {
-    auto* r = reinterpret_cast<Request*>(events[i].data);
-    r->res = events[i].res;
-    r->done = true;
+  {
+    std::lock_guard lock(mu_);
+    for (int i = 0; i < n; ++i) {
+      auto* w = reinterpret_cast<Write*>(events[i].data);
+      w->res = events[i].res;
+      w->done = true;
+    }
+  }
+  while (!write_fifo_.empty() && write_fifo_.front()->done) {
+    Write* w = write_fifo_.front();
+    write_fifo_.pop_front();
+    {
+      std::lock_guard lock(mu_);
+      w->in_flight = false;
+    }
+    if (w->res == -ENOMEM && chunk_ > kSmallChunk) chunk_ = kSmallChunk;  // no kernel buffer that large
+    if (w->epoch == epoch_ && write_error_.ok() && w->res != static_cast<int64_t>(w->length))
+      write_error_ = w->res < 0 ? classify(static_cast<int>(-w->res), "write ep2")
+                                : IoResult{Io::failed, 0, false,
+                                           fmt::format("write ep2: {} of {} bytes sent", w->res, w->length)};
   }
 }
 
-void FunctionFsEndpoints::drain(std::deque<Request*>& fifo) {
+void FunctionFsEndpoints::settle_writes(std::chrono::milliseconds patience) {
+  const auto until = std::chrono::steady_clock::now() + patience;
+  while (!write_fifo_.empty() && std::chrono::steady_clock::now() < until) reap(true);
+  if (write_fifo_.empty()) return;
   {
     std::lock_guard lock(mu_);
-    for (Request* r : fifo)
-      if (!r->done) {
+    for (Write* w : write_fifo_)
+      if (!w->done) {
         io_event ev{};
-        sys_io_cancel(ctx_, &r->cb, &ev);
+        sys_io_cancel(ctx_, &w->cb, &ev);
       }
   }
-  while (!fifo.empty()) {
-    if (!fifo.front()->done) {
-      reap();
-      continue;
-    }
-    std::lock_guard lock(mu_);
-    fifo.front()->in_flight = false;
-    fifo.pop_front();
-  }
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (!write_fifo_.empty() && std::chrono::steady_clock::now() < limit) reap(true);
 }
 
-IoResult FunctionFsEndpoints::classify(int64_t err, const char* what) {
+IoResult FunctionFsEndpoints::flush() {
+  reap(false);
+  IoResult r = write_error_;
+  write_error_ = {};
+  return r;
+}
+
+bool FunctionFsEndpoints::begin_io(IoResult& refused) {
+  std::lock_guard lock(mu_);
+  if (closed_) {
+    refused = IoResult{Io::disabled, 0, false, "endpoints closed"};
+    return false;
+  }
+  if (aborted_) {
+    refused = IoResult{Io::cancelled, 0, false, "link reset"};
+    return false;
+  }
+  in_io_ = true;
+  io_thread_ = pthread_self();
+  return true;
+}
+
+void FunctionFsEndpoints::end_io() {
+  std::lock_guard lock(mu_);
+  in_io_ = false;
+  cv_.notify_all();
+}
+
+IoResult FunctionFsEndpoints::classify(int err, const char* what) {
   IoResult r;
-  bool aborted, closed;
   {
     std::lock_guard lock(mu_);
-    aborted = aborted_;
-    closed = closed_;
+    if (closed_) r.io = Io::disabled;
+    else if (aborted_) r.io = Io::cancelled;
+    else if (err == ESHUTDOWN || err == EAGAIN || err == ENODEV || err == ECONNRESET) r.io = Io::disabled;
+    else r.io = Io::failed;
   }
-  if (closed) {
-    r.io = Io::disabled;  // the endpoints are closed for good: the serving loop ends
-  } else if (aborted) {
-    r.io = Io::cancelled;
-  } else if (err == ESHUTDOWN || err == EAGAIN || err == ENODEV || err == ECONNRESET || err == ECANCELED) {
-    r.io = Io::disabled;  // the interface went away (disabled, bus reset, unbound) under this request
-  } else {
-    r.io = Io::failed;
-  }
-  r.detail = fmt::format("{}: {}", what, std::strerror(static_cast<int>(err)));
+  r.detail = fmt::format("{}: {}", what, std::strerror(err));
   return r;
 }
 
 IoResult FunctionFsEndpoints::receive(std::span<uint8_t> buffer, const OnData& on_data) {
-  std::deque<Request*> fifo;
-  IoResult result;
-  size_t next = 0, total = 0;
-  bool stop = false;
-  auto submit_more = [&] {
-    while (!stop && fifo.size() < kDepth && next < buffer.size()) {
-      Request* r = free_slot(out_);
-      const size_t len = std::min(kPiece, buffer.size() - next);
-      if (const int err = submit(*r, out_fd_, IOCB_CMD_PREAD, buffer.data() + next, len)) {
-        result = classify(err, "read ep1");
-        stop = true;
-        return;
+  size_t total = 0;
+  while (total < buffer.size()) {
+    const size_t len = std::min(chunk_, buffer.size() - total);
+    IoResult refused;
+    if (!begin_io(refused)) {
+      refused.bytes = total;
+      return refused;
+    }
+    const ssize_t n = ::read(out_fd_, buffer.data() + total, len);
+    const int err = errno;
+    end_io();
+    if (n < 0) {
+      if (err == ENOMEM && chunk_ > kSmallChunk) {  // no contiguous kernel buffer that large: smaller requests
+        chunk_ = kSmallChunk;
+        continue;
       }
-      r->offset = next;
-      fifo.push_back(r);
-      next += len;
+      IoResult r = classify(err, "read ep1");
+      r.bytes = total;
+      return r;
     }
-  };
-  submit_more();
-  while (!fifo.empty()) {
-    if (!fifo.front()->done) {
-      reap();
-      continue;
-    }
-    Request* r = fifo.front();
-    fifo.pop_front();
-    {
-      std::lock_guard lock(mu_);
-      r->in_flight = false;
-    }
-    if (r->res < 0) {
-      result = classify(-r->res, "read ep1");
-      stop = true;
+    const auto got = static_cast<size_t>(n);
+    if (on_data && got > 0) on_data(buffer.subspan(total, got));
+    total += got;
+    if (got < len) return IoResult{Io::ok, total, true, {}};  // a short packet or a zero-length packet
+  }
+  return IoResult{Io::ok, total, false, {}};
+}
+
+IoResult FunctionFsEndpoints::send(std::span<const uint8_t> head, std::span<const uint8_t> tail) {
+  // One request per chunk, queued without waiting (f_fs copies the data at submission); the last request carries
+  // the end of `head` and all of `tail` (gathered), so a payload and its CRC trailer leave as one request. Every
+  // request but the last is a multiple of the packet size.
+  reap(false);
+  size_t off = 0;  // position in head
+  while (true) {
+    const size_t rest = head.size() - off + tail.size();
+    const bool last = rest <= chunk_;
+    iovec iov[2];
+    int count = 0;
+    size_t len = 0;
+    if (last) {
+      if (off < head.size()) iov[count++] = {const_cast<uint8_t*>(head.data() + off), head.size() - off};
+      if (!tail.empty()) iov[count++] = {const_cast<uint8_t*>(tail.data()), tail.size()};
+      len = rest;
     } else {
-      const auto got = static_cast<size_t>(r->res);
-      total += got;
-      if (on_data && got > 0) on_data(std::span<const uint8_t>(buffer.data() + r->offset, got));
-      if (got < r->length) {
-        result.ended = true;  // a short packet or a zero-length packet ended the transfer
-        stop = true;
+      len = std::max<size_t>(1, std::min(chunk_, head.size() - off) / mps_.load()) * mps_.load();
+      iov[count++] = {const_cast<uint8_t*>(head.data() + off), len};
+    }
+    while (write_fifo_.size() == kWrites) reap(true);  // the host has not read the earlier ones yet
+    Write* w = nullptr;
+    for (auto& candidate : writes_)
+      if (!candidate.in_flight) {
+        w = &candidate;
+        break;
       }
-    }
-    if (stop) {
-      drain(fifo);
-      break;
-    }
-    submit_more();
-  }
-  result.bytes = total;
-  return result;
-}
-
-IoResult FunctionFsEndpoints::send(std::span<const uint8_t> data) {
-  size_t off = 0;
-  do {
-    // Reap completed requests in order until a slot is free.
-    while (true) {
-      while (!in_fifo_.empty() && in_fifo_.front()->done) {
-        Request* r = in_fifo_.front();
-        in_fifo_.pop_front();
-        {
-          std::lock_guard lock(mu_);
-          r->in_flight = false;
-        }
-        if (r->res != static_cast<int64_t>(r->length)) {
-          IoResult e = r->res < 0 ? classify(-r->res, "write ep2")
-                                  : IoResult{Io::failed, 0, false,
-                                             fmt::format("write ep2: {} of {} bytes sent", r->res, r->length)};
-          drain(in_fifo_);
-          return e;
-        }
-      }
-      if (in_fifo_.size() < kDepth) break;
-      reap();
-    }
-    Request* r = free_slot(in_);
-    const size_t len = std::min(kPiece, data.size() - off);
-    if (const int err = submit(*r, in_fd_, IOCB_CMD_PWRITE, data.data() + off, len)) {
-      IoResult e = classify(err, "write ep2");
-      drain(in_fifo_);
-      return e;
-    }
-    in_fifo_.push_back(r);
-    off += len;
-  } while (off < data.size());
-  return IoResult{Io::ok, data.size(), false, {}};
-}
-
-IoResult FunctionFsEndpoints::flush() {
-  while (!in_fifo_.empty()) {
-    if (!in_fifo_.front()->done) {
-      reap();
-      continue;
-    }
-    Request* r = in_fifo_.front();
-    in_fifo_.pop_front();
     {
       std::lock_guard lock(mu_);
-      r->in_flight = false;
+      if (closed_) return IoResult{Io::disabled, 0, false, "endpoints closed"};
+      if (aborted_) return IoResult{Io::cancelled, 0, false, "link reset"};
+      w->cb = iocb{};
+      w->cb.aio_data = reinterpret_cast<uint64_t>(w);
+      w->cb.aio_lio_opcode = IOCB_CMD_PWRITEV;
+      w->cb.aio_fildes = static_cast<uint32_t>(in_fd_);
+      w->cb.aio_buf = reinterpret_cast<uint64_t>(iov);
+      w->cb.aio_nbytes = static_cast<uint64_t>(count);  // PWRITEV: number of iovecs (0: a zero-length packet)
+      w->length = len;
+      w->epoch = epoch_;
+      w->done = false;
+      w->res = 0;
+      iocb* list[1] = {&w->cb};
+      if (sys_io_submit(ctx_, 1, list) != 1) {
+        const int err = errno;
+        return IoResult{Io::failed, 0, false, fmt::format("write ep2: io_submit: {}", std::strerror(err))};
+      }
+      w->in_flight = true;
     }
-    if (r->res != static_cast<int64_t>(r->length)) {
-      IoResult e = r->res < 0 ? classify(-r->res, "write ep2")
-                              : IoResult{Io::failed, 0, false,
-                                         fmt::format("write ep2: {} of {} bytes sent", r->res, r->length)};
-      drain(in_fifo_);
-      return e;
-    }
+    write_fifo_.push_back(w);
+    if (last) break;
+    off += len;
   }
-  return {};
+  if (!write_error_.ok()) {
+    IoResult r = write_error_;
+    write_error_ = {};
+    return r;
+  }
+  return IoResult{Io::ok, head.size() + tail.size(), false, {}};
 }
 
 IoResult FunctionFsEndpoints::halt() {
+  // A UDC does not halt an IN endpoint with requests queued: let the host take (or the kernel drop) what is left.
+  settle_writes(std::chrono::seconds(2));
   // FunctionFS halts an endpoint when it is used against its direction: write on OUT, read on IN (-EBADMSG).
   IoResult result;
   uint8_t dummy = 0;

@@ -1,19 +1,24 @@
-// aisrv phy/usb (private) — DeviceEndpoints on FunctionFS endpoint files (ep1 = bulk OUT, ep2 = bulk IN) with Linux
-// native AIO: several requests in flight per direction so the bus never waits for the next read()/write(), and
-// io_cancel for the host's link reset. Facts this relies on (drivers/usb/gadget/function/f_fs.c):
-//   - a request completes when its buffer is full or a short packet (or zero-length packet) arrived;
+// aisrv phy/usb (private) — DeviceEndpoints on the FunctionFS endpoint files (ep1 = bulk OUT, ep2 = bulk IN) with
+// blocking read()/write() on large buffers. Facts this relies on (drivers/usb/gadget/function/f_fs.c):
+//   - a read completes when its buffer is full or a short packet (or zero-length packet) arrived;
 //   - a write of 0 bytes queues a zero-length packet; FunctionFS never adds one by itself;
 //   - I/O against the endpoint's direction (read on IN, write on OUT) halts the endpoint (-EBADMSG = halted);
 //   - with O_NONBLOCK, I/O on a disabled endpoint fails with -EAGAIN instead of waiting for the host;
-//   - disabling the interface (bus reset, unplug) completes pending requests with -ESHUTDOWN, io_cancel with
-//     -ECONNRESET (usb_ep_dequeue);
-//   - each request is copied through a kmalloc'd kernel buffer of its size: requests stay well below 4 MiB.
+//   - disabling the interface (bus reset, unplug) ends a pending read/write with -ESHUTDOWN;
+//   - a signal interrupts a pending read/write: f_fs dequeues the request and returns -EINTR;
+//   - each request goes through a kernel buffer of its size (kmalloc'd unless the UDC does scatter-gather).
+// Reads block: f_fs completes AIO requests through a workqueue, a thread hand-off per request (measured 10-40 ms per
+// completion in the QEMU test guest), while a blocking read is woken directly by the request's completion. abort()
+// interrupts a blocking read with a thread-directed signal. Writes use Linux AIO without waiting: f_fs copies the
+// data into its own buffer when the request is submitted, so an answer's status, payload and zero-length packet are
+// queued at once and the session goes on to read the next command; completions are collected later.
 #pragma once
 
 #include <linux/aio_abi.h>
+#include <pthread.h>
 
-#include <array>
 #include <atomic>
+#include <array>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -27,61 +32,69 @@ namespace aisrv::phy::usb {
 
 class FunctionFsEndpoints final : public DeviceEndpoints {
  public:
-  // Opens ep1/ep2 under the FunctionFS mount `dir` (after the descriptors were written to ep0).
-  static Result<std::unique_ptr<FunctionFsEndpoints>> open(const std::string& dir);
+  // Opens ep1/ep2 under the FunctionFS mount `dir` (after the descriptors were written to ep0). `interrupt_signal`
+  // is the signal abort() sends to the I/O thread; a handler that does nothing is installed for it (no SA_RESTART).
+  static Result<std::unique_ptr<FunctionFsEndpoints>> open(const std::string& dir, int interrupt_signal);
   ~FunctionFsEndpoints() override;
 
   // From the control thread (ep0 events):
   void on_enable();   // reads the endpoint's max packet size for the current speed and wakes wait_enabled()
-  void on_disable();  // ends I/O in flight
-  void close();       // wait_enabled() returns false from now on
+  void on_disable();  // stops waiting for I/O that will not complete
+  void close();       // wait_enabled() returns false from now on; I/O in progress ends
 
   bool wait_enabled() override;
   size_t max_packet() const override { return mps_.load(); }
   IoResult receive(std::span<uint8_t> buffer, const OnData& on_data) override;
-  IoResult send(std::span<const uint8_t> data) override;
-  IoResult flush() override;
+  IoResult send(std::span<const uint8_t> head, std::span<const uint8_t> tail = {}) override;
+  IoResult flush() override;  // reports a failed write that came to light; does not wait for the host
   IoResult halt() override;
   void abort() override;
   void rearm() override;
 
-  static constexpr size_t kPiece = 256u << 10;  // bytes per request
-  static constexpr size_t kDepth = 4;           // requests in flight per direction
+  // Bytes per read()/write(): a 1 MiB payload with its trailer and terminating packet in one request (a multiple
+  // of every packet size); smaller requests after a kernel allocation failure.
+  static constexpr size_t kChunk = (1u << 20) + 4096;
+  static constexpr size_t kSmallChunk = 256u << 10;
 
  private:
-  struct Request {
+  struct Write {
     iocb cb{};
-    size_t offset = 0;
-    size_t length = 0;
     bool in_flight = false;
     bool done = false;
     int64_t res = 0;
+    size_t length = 0;
+    uint64_t epoch = 0;  // the command it belongs to (rearm() starts a new one)
   };
-  using Slots = std::array<Request, kDepth>;
+  static constexpr size_t kWrites = 8;  // writes in flight (an answer takes up to 3 plus one per chunk)
 
-  FunctionFsEndpoints(int out_fd, int in_fd, aio_context_t ctx);
-  // Queues one request; an errno value when it cannot be queued (ECANCELED after abort/close).
-  int submit(Request& r, int fd, uint16_t opcode, const void* data, size_t length);
-  Request* free_slot(Slots& slots);
-  // Waits for at least one completion and marks it done.
-  void reap();
-  // Cancels every request of `fifo` and waits until all of them completed.
-  void drain(std::deque<Request*>& fifo);
-  IoResult classify(int64_t err, const char* what);
+  FunctionFsEndpoints(int out_fd, int in_fd, int signal, aio_context_t ctx);
+  // Collects write completions (waiting for at least one when `wait`); the first failure is kept in write_error_.
+  void reap(bool wait);
+  // Waits until no write is in flight (cancelling them after `patience`).
+  void settle_writes(std::chrono::milliseconds patience);
+  // Marks the calling thread as doing endpoint I/O (abort() may interrupt it); false when aborted or closed.
+  bool begin_io(IoResult& refused);
+  void end_io();
+  IoResult classify(int err, const char* what);
 
   int out_fd_;
   int in_fd_;
+  int signal_;
   aio_context_t ctx_;
+  std::array<Write, kWrites> writes_{};
+  std::deque<Write*> write_fifo_;  // in submission order
+  IoResult write_error_;
+  uint64_t epoch_ = 0;
   std::atomic<size_t> mps_{0};
+  size_t chunk_ = kChunk;
 
   std::mutex mu_;
   std::condition_variable cv_;
   bool enabled_ = false;
   bool closed_ = false;
   bool aborted_ = false;
-  Slots out_{};
-  Slots in_{};
-  std::deque<Request*> in_fifo_;  // IN requests queued by send(), oldest first
+  bool in_io_ = false;
+  pthread_t io_thread_{};
 };
 
 }  // namespace aisrv::phy::usb

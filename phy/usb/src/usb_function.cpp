@@ -6,6 +6,7 @@
 #include <linux/usb/ch9.h>
 #include <linux/usb/functionfs.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -63,7 +64,8 @@ class UsbFunctionServer::Impl {
   }
 
   Status start(server::Server& server) {
-    endpoints_ = AISRV_TRY(FunctionFsEndpoints::open(options_.ffs_dir));
+    const int signal = options_.interrupt_signal ? options_.interrupt_signal : SIGRTMIN + 4;
+    endpoints_ = AISRV_TRY(FunctionFsEndpoints::open(options_.ffs_dir, signal));
     session_ = AISRV_TRY(UsbSession::create(server, *endpoints_, options_.logger));
     control_ = std::thread([this] { control_loop(); });
     serving_ = std::thread([this] { session_->run(); });

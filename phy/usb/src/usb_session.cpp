@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "aisrv/server.hpp"
+#include "crc_worker.hpp"
 #include "payload_buffer.hpp"
 
 namespace aisrv::phy::usb {
@@ -18,9 +19,6 @@ namespace pusb = protocol::usb;
 
 namespace {
 
-// Bytes queued per send() of a large GET payload: a multiple of every bulk max packet size, small enough that the
-// CRC of one piece is computed while the previous ones are on the bus.
-constexpr size_t kSendPiece = 256u << 10;
 // Payload pages kept resident between requests; above this they are given back after the request.
 constexpr size_t kKeepResident = 4u << 20;
 // The payload buffer's granule: a multiple of every bulk max packet size (64, 512, 1024).
@@ -48,8 +46,9 @@ std::string unstamped(std::string line) {
 
 Result<std::unique_ptr<UsbSession>> UsbSession::create(server::Server& server, DeviceEndpoints& endpoints,
                                                        std::shared_ptr<spdlog::logger> logger) {
-  // Room for the largest payload, its CRC trailer and the packet that ends the transfer.
-  const size_t size = round_up(size_t{server.max_payload()} + pusb::kCrcSize + 1, kGranule) + kGranule;
+  // Room for the header, the largest payload, its CRC trailer and the packet that ends the transfer.
+  const size_t size =
+      round_up(protocol::kHeaderSize + size_t{server.max_payload()} + pusb::kCrcSize + 1, kGranule) + kGranule;
   auto buffer = std::make_unique<PayloadBuffer>(size);
   if (!buffer->valid())
     return make_error(Errc::internal, "cannot reserve {} bytes of address space for USB payloads", size);
@@ -58,7 +57,11 @@ Result<std::unique_ptr<UsbSession>> UsbSession::create(server::Server& server, D
 
 UsbSession::UsbSession(server::Server& server, DeviceEndpoints& endpoints, std::shared_ptr<spdlog::logger> logger,
                        std::unique_ptr<PayloadBuffer> buffer)
-    : server_(server), endpoints_(endpoints), logger_(std::move(logger)), buffer_(std::move(buffer)) {}
+    : server_(server),
+      endpoints_(endpoints),
+      logger_(std::move(logger)),
+      buffer_(std::move(buffer)),
+      crc_(std::make_unique<CrcWorker>()) {}
 
 UsbSession::~UsbSession() = default;
 
@@ -117,63 +120,81 @@ UsbSession::Step UsbSession::serve_one() {
     if (logger_) logger_->error("USB: unusable max packet size {}", mps);
     return Step::link_down;
   }
-  // A buffer with room for more than 12 bytes: a 12-byte command packet then ends with a short packet in it.
-  command_.resize(round_up(protocol::kHeaderSize + 1, mps));
-  IoResult r = endpoints_.receive(command_, {});
+  uint8_t* const buf = buffer_->data();
+  const size_t limit = size_t{server_.max_payload()};
+  // The first transfer of a command: a 12-byte command packet, or — with the CRC flag, for a SET — the header, the
+  // payload and the CRC in one transfer. Read with room for the largest of those plus the terminating packet.
+  const size_t first_capacity =
+      std::min(round_up(protocol::kHeaderSize + limit + pusb::kCrcSize + 1, mps), buffer_->size() / mps * mps);
+  IoResult r = endpoints_.receive(buffer_->span(first_capacity), {});
   if (!r.ok()) return io_failed(r, "command packet");
-  if (!r.ended || r.bytes != protocol::kHeaderSize) {
-    const std::string line =
-        fmt::format("USB: command packet of {}{} bytes; a command packet is exactly {} bytes", r.ended ? "" : "over ",
-                    r.bytes, protocol::kHeaderSize);
+  if (r.bytes < protocol::kHeaderSize || (r.bytes == protocol::kHeaderSize && !r.ended)) {
+    const std::string line = fmt::format("USB: command packet of {} bytes; a command packet is exactly {} bytes",
+                                         r.bytes, protocol::kHeaderSize);
     server_.log().add(line);
     stall(AISRV_STATUS_ERROR_BAD_CMD, line);
     return Step::next;
   }
-  const pusb::CommandPacket packet =
-      pusb::decode_command_packet(std::span<const uint8_t, protocol::kHeaderSize>(command_.data(), 12));
+  std::copy_n(buf, protocol::kHeaderSize, command_.begin());
+  const pusb::CommandPacket packet = pusb::decode_command_packet(command_);
   const protocol::Header& h = packet.header;
   commands_.fetch_add(1);
+  const bool set = protocol::is_set(h.cmd);
+  const bool combined = r.bytes > protocol::kHeaderSize;
+  if (combined && !(set && packet.crc)) {
+    const std::string line =
+        fmt::format("USB: command packet of {}{} bytes; a command packet is exactly {} bytes (only a SET with the CRC "
+                    "flag may carry its payload and CRC in the same transfer)",
+                    r.ended ? "" : "over ", r.bytes, protocol::kHeaderSize);
+    server_.log().add(line);
+    stall(AISRV_STATUS_ERROR_BAD_CMD, line);
+    return Step::next;
+  }
 
   std::span<const uint8_t> payload;
-  if (protocol::is_set(h.cmd)) {
+  if (set) {
     const size_t trailer = packet.crc ? pusb::kCrcSize : 0;
-    const size_t limit = size_t{server_.max_payload()} + trailer;
-    const size_t capacity = std::min(round_up(limit + 1, mps), buffer_->size() / mps * mps);
-    uint8_t* const buf = buffer_->data();
-    uint32_t crc = packet.crc ? pusb::crc32(0, std::span<const uint8_t>(command_.data(), 12)) : 0;
-    size_t received = 0, covered = 0;
-    // The CRC runs over everything but the last 4 bytes seen so far (the trailer is the transfer's last 4 bytes),
-    // while later parts of the transfer are still on the bus.
-    auto on_data = [&](std::span<const uint8_t> part) {
-      received += part.size();
-      if (!packet.crc) return;
-      const size_t upto = received > pusb::kCrcSize ? received - pusb::kCrcSize : 0;
-      if (upto > covered) {
-        crc = pusb::crc32(crc, std::span<const uint8_t>(buf + covered, upto - covered));
-        covered = upto;
+    size_t n = 0;       // payload (+ trailer) bytes
+    size_t offset = 0;  // where the payload starts in the buffer
+    if (combined) {
+      if (!r.ended || r.bytes - protocol::kHeaderSize > limit + trailer) {
+        const std::string line = note(
+            h, Errc::bad_length,
+            fmt::format("USB transfer of {}{} bytes exceeds the limit of {} bytes (header, {} payload, 4-byte CRC); "
+                        "nothing was applied",
+                        r.ended ? "" : "more than ", r.bytes, protocol::kHeaderSize + limit + trailer, limit));
+        stall(AISRV_STATUS_ERROR_BAD_LENGTH, line);
+        return Step::next;
       }
-    };
-    r = endpoints_.receive(buffer_->span(capacity), on_data);
-    if (!r.ok()) return io_failed(r, "data phase");
-    if (!r.ended || r.bytes > limit) {
-      const std::string line = note(
-          h, Errc::bad_length,
-          fmt::format("USB data transfer of {}{} bytes exceeds the limit of {} bytes ({} payload{}); nothing was "
-                      "applied",
-                      r.ended ? "" : "more than ", r.bytes, limit, server_.max_payload(),
-                      packet.crc ? " + 4-byte CRC" : ""));
-      stall(AISRV_STATUS_ERROR_BAD_LENGTH, line);
-      return Step::next;
+      offset = protocol::kHeaderSize;
+      n = r.bytes - protocol::kHeaderSize;
+    } else {
+      // Classic framing: the payload is the next transfer.
+      const size_t capacity = std::min(round_up(limit + trailer + 1, mps), buffer_->size() / mps * mps);
+      r = endpoints_.receive(buffer_->span(capacity), {});
+      if (!r.ok()) return io_failed(r, "data phase");
+      if (!r.ended || r.bytes > limit + trailer) {
+        const std::string line = note(
+            h, Errc::bad_length,
+            fmt::format("USB data transfer of {}{} bytes exceeds the limit of {} bytes ({} payload{}); nothing was "
+                        "applied",
+                        r.ended ? "" : "more than ", r.bytes, limit + trailer, limit,
+                        packet.crc ? " + 4-byte CRC" : ""));
+        stall(AISRV_STATUS_ERROR_BAD_LENGTH, line);
+        return Step::next;
+      }
+      n = r.bytes;
     }
-    size_t n = r.bytes;
     if (packet.crc) {
       std::string problem;
       if (n < pusb::kCrcSize) {
         problem = fmt::format("the {}-byte data transfer cannot hold the 4-byte CRC trailer", n);
       } else {
         n -= pusb::kCrcSize;
-        if (covered < n) crc = pusb::crc32(crc, std::span<const uint8_t>(buf + covered, n - covered));
-        const uint32_t sent = get_le32(buf + n);
+        // Over the command packet and the payload; the payload's part on two threads.
+        const uint32_t crc = pusb::crc32_combine(pusb::crc32(0, command_),
+                                                 crc_->crc(std::span<const uint8_t>(buf + offset, n)), n);
+        const uint32_t sent = get_le32(buf + offset + n);
         if (sent != crc)
           problem = fmt::format("CRC mismatch over {} payload bytes: computed {:#010x}, trailer {:#010x}", n, crc,
                                 sent);
@@ -185,7 +206,7 @@ UsbSession::Step UsbSession::serve_one() {
         return respond(h, packet.crc);
       }
     }
-    payload = std::span<const uint8_t>(buf, n);
+    payload = std::span<const uint8_t>(buf + offset, n);
   }
 
   request_.header = h;
@@ -211,25 +232,24 @@ UsbSession::Step UsbSession::respond(const protocol::Header& h, bool crc) {
   if (!r.ok()) return io_failed(r, "status");
   if (!protocol::is_set(h.cmd)) {
     const std::span<const uint8_t> payload = response_.payload;
-    const size_t full = payload.size() / mps * mps;  // the part that travels in full packets
-    uint32_t sum = crc ? pusb::crc32(0, status_) : 0;
-    for (size_t off = 0; off < full; off += kSendPiece) {
-      const auto piece = payload.subspan(off, std::min(kSendPiece, full - off));
-      r = endpoints_.send(piece);
-      if (!r.ok()) return io_failed(r, "response");
-      if (crc) sum = pusb::crc32(sum, piece);  // while the piece is on the bus
-    }
-    const auto rest = payload.subspan(full);
     size_t total = payload.size();
     if (crc) {
-      sum = pusb::crc32(sum, rest);
+      // The trailer follows the payload in the same transfer. The full packets are queued first and the CRC is
+      // computed while they are on the bus; then the last partial packet with the trailer.
+      const size_t full = payload.size() / mps * mps;
+      if (full > 0) {
+        r = endpoints_.send(payload.first(full));
+        if (!r.ok()) return io_failed(r, "response");
+      }
+      const uint32_t sum = pusb::crc32_combine(pusb::crc32(0, status_), crc_->crc(payload), payload.size());
+      const auto rest = payload.subspan(full);
       tail_.assign(rest.begin(), rest.end());
       tail_.resize(rest.size() + pusb::kCrcSize);
       put_le32(tail_.data() + rest.size(), sum);
       total += pusb::kCrcSize;
       r = endpoints_.send(tail_);
-    } else if (!rest.empty()) {
-      r = endpoints_.send(rest);
+    } else if (!payload.empty()) {
+      r = endpoints_.send(payload);
     }
     if (!r.ok()) return io_failed(r, "response");
     if (total % mps == 0) {  // FunctionFS never adds the zero-length packet that ends such a transfer

@@ -180,8 +180,10 @@ class SeqpacketLink {
       return {Io::ok, total, false, {}};
     }
 
-    phy::usb::IoResult send(std::span<const uint8_t> data) override {
+    phy::usb::IoResult send(std::span<const uint8_t> head, std::span<const uint8_t> tail) override {
       using phy::usb::Io;
+      std::vector<uint8_t> data(head.begin(), head.end());
+      data.insert(data.end(), tail.begin(), tail.end());
       size_t off = 0;
       do {
         const size_t len = std::min(l_.mps_, data.size() - off);
@@ -260,7 +262,7 @@ class SeqpacketLink {
       }
     }
 
-    client::usb::IoResult send(std::span<const uint8_t> data, client::usb::Deadline deadline) override {
+    client::usb::IoResult send(std::span<const uint8_t> data, client::usb::Deadline deadline, size_t) override {
       size_t off = 0;
       do {
         const size_t len = std::min(l_.mps_, data.size() - off);
@@ -272,7 +274,8 @@ class SeqpacketLink {
     }
     client::usb::IoResult flush(client::usb::Deadline) override { return {}; }
 
-    client::usb::IoResult receive(size_t limit, const OnData& on_data, client::usb::Deadline deadline) override {
+    client::usb::IoResult receive(size_t limit, const OnData& on_data, client::usb::Deadline deadline,
+                                  size_t) override {
       using client::usb::Io;
       size_t total = 0;
       std::vector<uint8_t> packet(l_.mps_ + 1);

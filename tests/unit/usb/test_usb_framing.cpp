@@ -5,6 +5,7 @@
 // limits, and commands abandoned half way.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "aisrv/client/client.hpp"
@@ -96,16 +97,19 @@ TEST_CASE("worked example of docs/transport-usb.md: SET_INPUT_TENSOR of 1024 byt
   CHECK(out[0] == std::vector<uint8_t>{0x83, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0});
   CHECK(rig.link.in_packets() == std::vector<std::vector<uint8_t>>{{0, 0, 0, 0}});
 
-  // With the CRC flag: bit 31 of cmd, the trailer ends the transfer as a 4-byte short packet.
+  // With the CRC flag: bit 31 of cmd; header, payload and CRC go as one transfer of 1040 bytes.
   rig.link.clear_trace();
   CHECK(rig.status_of(op(Command::SET_INPUT_TENSOR), 1, 0, data, true) == AISRV_STATUS_OKAY);
   const auto crc_out = rig.link.out_packets();
-  REQUIRE(rig.link.out_sizes() == std::vector<size_t>{12, 512, 512, 4});
-  CHECK(crc_out[0] == std::vector<uint8_t>{0x83, 0, 0, 0x80, 1, 0, 0, 0, 0, 0, 0, 0});
-  uint32_t crc = pusb::crc32(0, crc_out[0]);
+  REQUIRE(rig.link.out_sizes() == std::vector<size_t>{512, 512, 16});
+  const std::vector<uint8_t> header{0x83, 0, 0, 0x80, 1, 0, 0, 0, 0, 0, 0, 0};
+  CHECK(std::equal(header.begin(), header.end(), crc_out[0].begin()));
+  CHECK(std::equal(data.begin(), data.begin() + 500, crc_out[0].begin() + 12));
+  uint32_t crc = pusb::crc32(0, header);
   crc = pusb::crc32(crc, data);
-  CHECK(crc_out[3] == std::vector<uint8_t>{static_cast<uint8_t>(crc), static_cast<uint8_t>(crc >> 8),
-                                           static_cast<uint8_t>(crc >> 16), static_cast<uint8_t>(crc >> 24)});
+  CHECK(std::vector<uint8_t>(crc_out[2].end() - 4, crc_out[2].end()) ==
+        std::vector<uint8_t>{static_cast<uint8_t>(crc), static_cast<uint8_t>(crc >> 8),
+                             static_cast<uint8_t>(crc >> 16), static_cast<uint8_t>(crc >> 24)});
 
   // GET: the status word, then the payload ended by a zero-length packet (or by the trailer).
   rig.link.clear_trace();
@@ -149,8 +153,9 @@ TEST_CASE("every payload length around packet multiples, both directions, with a
         rig.link.clear_trace();
         REQUIRE(rig.status_of(op(Command::SET_INPUT_TENSOR), 0, 0, data, crc) == AISRV_STATUS_OKAY);
         auto out = rig.link.out_sizes();
-        auto expect = transfer_packets(n + (crc ? 4 : 0), mps);
+        auto expect = transfer_packets(n, mps);  // command packet, then the payload
         expect.insert(expect.begin(), 12);
+        if (crc) expect = transfer_packets(12 + n + 4, mps);  // header, payload and CRC in one transfer
         CHECK(out == expect);
         rig.link.clear_trace();
         auto back = rig.call(op(Command::GET_INPUT_TENSOR), 0, 0, {}, crc);
@@ -168,7 +173,7 @@ TEST_CASE("every payload length around packet multiples, both directions, with a
     CHECK(rig.link.out_sizes() == std::vector<size_t>{12, 0});
     rig.link.clear_trace();
     CHECK(rig.status_of(op(Command::START_INFER), 0, 0, {}, true) == AISRV_STATUS_OKAY);
-    CHECK(rig.link.out_sizes() == std::vector<size_t>{12, 4});
+    CHECK(rig.link.out_sizes() == std::vector<size_t>{16});
   }
 }
 
@@ -178,7 +183,7 @@ TEST_CASE("a CRC mismatch on a SET answers ERROR_CRC and applies nothing; withou
   const auto good = pattern(300, 9);
   REQUIRE(rig.status_of(op(Command::SET_INPUT_TENSOR), 0, 0, good, true) == AISRV_STATUS_OKAY);
   auto other = pattern(300, 77);
-  rig.link.corrupt_out(2);  // command packet, data packet 1, data packet 2 <- this one
+  rig.link.corrupt_out(2);  // header + data, data, data <- this one
   CHECK(rig.status_of(op(Command::SET_INPUT_TENSOR), 0, 0, other, true) == AISRV_STATUS_ERROR_CRC);
   auto back = rig.call(op(Command::GET_INPUT_TENSOR), 0, 0, {}, true);
   REQUIRE(back.ok());
@@ -198,6 +203,38 @@ TEST_CASE("a CRC mismatch on a SET answers ERROR_CRC and applies nothing; withou
   back = rig.call(op(Command::GET_INPUT_TENSOR), 0, 0, {}, false);
   CHECK(back->payload != other);
   CHECK(back->payload != good);
+}
+
+TEST_CASE("with the CRC flag the device also takes a separate command packet, then payload + CRC") {
+  Rig rig(64);
+  rig.load(0, 100, 100);
+  const auto data = pattern(100, 6);
+  std::array<uint8_t, 12> packet{};
+  pusb::encode_command_packet(protocol::Header{op(Command::SET_INPUT_TENSOR), 0, 0}, true, packet);
+  std::vector<uint8_t> body(data);
+  const uint32_t crc = pusb::crc32(pusb::crc32(0, packet), data);
+  for (int i = 0; i < 4; ++i) body.push_back(static_cast<uint8_t>(crc >> (8 * i)));
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  auto& ep = rig.link.host();
+  REQUIRE(ep.send(packet, deadline).ok());
+  REQUIRE(ep.send(body, deadline).ok());  // 104 bytes: 64 + 40, the short packet ends it
+  std::vector<uint8_t> status;
+  auto r = ep.receive(64, [&](std::span<const uint8_t> p) { status.assign(p.begin(), p.end()); }, deadline);
+  REQUIRE(r.ok());
+  CHECK(status == std::vector<uint8_t>{0, 0, 0, 0});
+  auto back = rig.call(op(Command::GET_INPUT_TENSOR), 0, 0, {}, true);
+  REQUIRE(back.ok());
+  CHECK(back->payload == data);
+  // a combined transfer without the CRC flag is a framing error
+  std::vector<uint8_t> combined(packet.begin(), packet.end());
+  combined[3] = 0;  // flag off
+  combined.insert(combined.end(), data.begin(), data.end());
+  REQUIRE(ep.send(combined, deadline).ok());
+  r = ep.receive(64, {}, deadline);
+  CHECK(r.io == client::usb::Io::stalled);
+  REQUIRE(ep.clear_halts().ok());
+  CHECK(rig.session->last_error().message.find("only a SET with the CRC flag") != std::string::npos);
+  CHECK(rig.status_of(op(Command::HELLO), 0, 0, {}, true) == AISRV_STATUS_OKAY);
 }
 
 TEST_CASE("a CRC mismatch on a GET answer is a crc_error on the host") {

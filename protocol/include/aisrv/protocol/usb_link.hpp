@@ -55,6 +55,8 @@ inline constexpr uint16_t kLastErrorMaxSize = 10 + AISRV_DEBUG_LOG_LINE_MAX;
 // CRC-32 (IEEE, the value of aisrv_crc32 in crc32.h) through zlib's table-driven implementation, which is many times
 // faster on large payloads. Start with crc = 0, chain the result.
 uint32_t crc32(uint32_t crc, std::span<const uint8_t> data);
+// CRC of A followed by B, from crc(A), crc(B) and B's length (zlib's crc32_combine): lets parts be summed in parallel.
+uint32_t crc32_combine(uint32_t crc_a, uint32_t crc_b, size_t length_b);
 
 // The command packet: the 12-byte header with the CRC flag folded into cmd.
 void encode_command_packet(const Header& h, bool crc, std::span<uint8_t, kHeaderSize> out);

@@ -2,9 +2,10 @@
 // HostEndpoints is the seam: libusb implements it in the product (UsbTransport), tests implement it over
 // socketpair(AF_UNIX, SOCK_SEQPACKET) with one message per USB packet.
 //
-// One command: the 12-byte command packet on bulk OUT (bit 31 of cmd set when a CRC-32 trailer is in use); a SET
-// command's payload (+ trailer) as max-packet-size packets ended by a short or zero-length packet; then the 4-byte
-// status word on bulk IN; for a GET command the payload (+ trailer) ended the same way. A stall means the device
+// One command: the 12-byte command packet on bulk OUT; a SET command's payload as max-packet-size packets ended by a
+// short or zero-length packet; then the 4-byte status word on bulk IN; for a GET command the payload ended the same
+// way. With a CRC-32 trailer (bit 31 of cmd set), a SET's header, payload and CRC go as one transfer, and a GET's
+// payload transfer ends with the CRC. A stall means the device
 // refused the command: the host clears both halts and reads the reason (LastError) on ep0. A command abandoned half
 // way (timeout, cancel) is followed by a link reset on ep0 so the next command starts clean.
 #pragma once
@@ -13,8 +14,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "aisrv/protocol/protocol.hpp"
@@ -49,13 +52,15 @@ class HostEndpoints {
   // wMaxPacketSize of the bulk endpoints (64, 512 or 1024).
   virtual size_t max_packet() const = 0;
   // Bulk OUT: queues `data` as packets (it must stay valid until flush()); an empty span is a zero-length packet.
-  // No zero-length packet is added by itself.
-  virtual IoResult send(std::span<const uint8_t> data, Deadline deadline) = 0;
+  // No zero-length packet is added by itself. `following`: bytes the caller will send right behind this in the same
+  // command (lets the implementation choose between a synchronous transfer and several in flight).
+  virtual IoResult send(std::span<const uint8_t> data, Deadline deadline, size_t following = 0) = 0;
   // Waits until everything sent is on the bus.
   virtual IoResult flush(Deadline deadline) = 0;
   // Bulk IN: reads one transfer, handing its bytes to `on_data` in order; stops once more than `limit` bytes came
-  // without the transfer ending (ended = false).
-  virtual IoResult receive(size_t limit, const OnData& on_data, Deadline deadline) = 0;
+  // without the transfer ending (ended = false). `read_ahead`: bytes of the next IN transfer the caller expects
+  // (a GET's payload behind its status); the implementation may queue reads for them now.
+  virtual IoResult receive(size_t limit, const OnData& on_data, Deadline deadline, size_t read_ahead = 0) = 0;
   // Clears the halt of both bulk endpoints (CLEAR_FEATURE(ENDPOINT_HALT)).
   virtual IoResult clear_halts() = 0;
   // Vendor control requests to the interface (protocol::usb::VendorRequest).
@@ -86,7 +91,10 @@ class UsbHostLink {
   HostEndpoints& ep_;
   std::string name_;
   bool gone_ = false;
-  std::vector<uint8_t> tail_;  // last partial packet of a SET payload plus its CRC trailer
+  std::vector<uint8_t> head_;  // with CRC: the header and the payload's first bytes (one packet)
+  std::vector<uint8_t> tail_;  // with CRC: the payload's last partial packet plus the CRC
+  // Size of the last answer per (cmd, engine, tensor): how much to read ahead for the next one.
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, size_t> answer_sizes_;
 };
 
 }  // namespace aisrv::client::usb

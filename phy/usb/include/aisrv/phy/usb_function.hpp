@@ -23,6 +23,9 @@ struct UsbFunctionOptions {
   std::string ffs_dir;                     // FunctionFS mount point (holds ep0)
   std::string interface_name = "aisrv";    // the interface string
   std::shared_ptr<spdlog::logger> logger;  // link events (may be null)
+  // Signal sent to the serving thread to interrupt its blocking endpoint I/O when the host resets the link or the
+  // function stops; a handler that does nothing is installed for it. 0: SIGRTMIN + 4.
+  int interrupt_signal = 0;
 };
 
 class UsbFunctionServer {

@@ -1,6 +1,7 @@
 // aisrv phy/usb — the device side of the USB bulk framing (docs/transport-usb.md), over any DeviceEndpoints:
 // read a 12-byte command packet from bulk OUT; for a SET command read its payload (a transfer ended by a short or
-// zero-length packet, with a CRC-32 trailer when the command packet's CRC flag is set); hand the request to the
+// zero-length packet, with a CRC-32 trailer when the command packet's CRC flag is set — then the payload and trailer
+// may also follow the header in the command packet's own transfer); hand the request to the
 // interpreter; write the status word on bulk IN and, for a GET command, the payload ended the same way.
 //
 // Framing errors (a command packet that is not 12 bytes, data above the limit, a command addressed to no engine or
@@ -33,6 +34,7 @@ class Server;
 namespace aisrv::phy::usb {
 
 class PayloadBuffer;
+class CrcWorker;
 
 class UsbSession {
  public:
@@ -72,7 +74,8 @@ class UsbSession {
   DeviceEndpoints& endpoints_;
   std::shared_ptr<spdlog::logger> logger_;
   std::unique_ptr<PayloadBuffer> buffer_;
-  std::vector<uint8_t> command_;  // command-packet receive buffer (a multiple of the max packet size)
+  std::unique_ptr<CrcWorker> crc_;
+  std::array<uint8_t, protocol::kHeaderSize> command_{};  // the command packet as received
   std::array<uint8_t, protocol::usb::kStatusSize> status_{};
   std::vector<uint8_t> tail_;  // last short piece of a GET payload plus its CRC trailer
   protocol::Request request_;
