@@ -12,7 +12,7 @@
 
 namespace aisrv::engine::cpu::fp {
 
-// round(a * b / 2^31), ties away from zero; the single overflow case (min * min) saturates.
+// round(a * b / 2^31) to nearest with ties upward (ARM VQRDMULH); the one overflow case (min * min) saturates.
 inline int32_t saturating_rounding_doubling_high_mul(int32_t a, int32_t b) {
   if (a == b && a == std::numeric_limits<int32_t>::min()) return std::numeric_limits<int32_t>::max();
   const int64_t ab = int64_t{a} * int64_t{b};
