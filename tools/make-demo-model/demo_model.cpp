@@ -42,7 +42,9 @@ tw::Quant quant(float scale, int64_t zero_point) { return tw::Quant{{scale}, {ze
 
 }  // namespace
 
-bool glyph_ink(int digit, int row, int col) { return kGlyphs[static_cast<size_t>(digit)][static_cast<size_t>(row)][col] == '#'; }
+bool glyph_ink(int digit, int row, int col) {
+  return kGlyphs[static_cast<size_t>(digit)][static_cast<size_t>(row)][col] == '#';
+}
 
 std::string_view digit_name(int digit) { return digit >= 0 && digit < 10 ? kNames[static_cast<size_t>(digit)] : "?"; }
 
@@ -94,7 +96,8 @@ std::vector<uint8_t> build_digit_model() {
           weights[static_cast<size_t>(d * kCellGrid * kCellGrid + (kTopCell + r) * kCellGrid + kLeftCell + c)] = 127;
           ++ink;
         }
-    bias[static_cast<size_t>(d)] = static_cast<int32_t>(std::lround(-0.5f * kWeight * static_cast<float>(ink) / bias_scale));
+    const float bias_real = -0.5f * kWeight * static_cast<float>(ink);
+    bias[static_cast<size_t>(d)] = static_cast<int32_t>(std::lround(bias_real / bias_scale));
   }
   const int32_t fc_w = b.add_constant<int8_t>("scores/weights", DType::int8, {10, kCellGrid * kCellGrid}, weights,
                                               quant(kWeightScale, 0));

@@ -60,10 +60,7 @@ Result<ModelInfo> CpuBackend::load(std::span<const uint8_t> model, const LoadOpt
   config.checker = checker_.get();
   config.log = options.log;
   auto loaded = Interpreter::load(model, config);
-  if (!loaded) {
-    if (options.log) options.log(loaded.error().message);
-    return std::move(loaded).error();
-  }
+  if (!loaded) return std::move(loaded).error();  // the caller logs the reason (the interpreter's engine slot does)
   model_ = std::move(loaded).value();
   if (options.log)
     options.log(checker_ ? fmt::format("cpu: kernels={}, verified operator by operator against kernels={}",

@@ -120,9 +120,11 @@ Result<void> Interpreter::prepare_operators(const InterpreterConfig& config, std
                         "unsupported operator: operator {} is {}, which the cpu engine does not implement", i,
                         builtin_op_name(spec.code));
     }
+    if (spec.outputs.empty())
+      return make_error(Errc::model_error, "operator {} ({}) has no outputs", i, builtin_op_name(spec.code));
     PreparedOp op;
     op.op_name = builtin_op_name(spec.code);
-    op.output_tensor = spec.outputs.at(0);
+    op.output_tensor = spec.outputs[0];
     op.layer_name = graph_.tensors[static_cast<size_t>(op.output_tensor)].name;
     op.params = AISRV_TRY(prepare(PrepareContext(graph_, i, memory_)));
     for (int32_t t : spec.inputs)
@@ -181,7 +183,10 @@ Result<std::unique_ptr<Interpreter>> Interpreter::load(std::span<const uint8_t> 
       if (t != kNoTensor) use(t, i, i);
     for (int32_t t : op.outputs) use(t, i, i);
   }
-  for (int32_t t : g.outputs) use(t, first[static_cast<size_t>(t)] == std::numeric_limits<int32_t>::max() ? 0 : first[static_cast<size_t>(t)], end);
+  for (int32_t t : g.outputs) {
+    const int32_t producer = first[static_cast<size_t>(t)];
+    use(t, producer == std::numeric_limits<int32_t>::max() ? 0 : producer, end);
+  }
 
   std::vector<BufferRequest> requests;
   for (size_t t = 0; t < g.tensors.size(); ++t) {
@@ -298,12 +303,14 @@ Result<void> Interpreter::compare_outputs(size_t op_index, std::span<const uint8
   const size_t es = std::max<size_t>(protocol::dtype_size(out.type), 1);
   size_t i = 0;
   while (i * es < got.size() && std::memcmp(got.data() + i * es, want.data() + i * es, es) == 0) ++i;
-  const std::string what = fmt::format(
-      "verify: operator {} ({}, output '{}') differs from the {} kernels: element {} of {} is {} with kernels={}, "
-      "{} with kernels={}",
-      op_index, op.op_name, op.layer_name, checker, i, got.size() / es, element_text(got.data(), out.type, i),
-      primary, element_text(want.data(), out.type, i), checker);
-  log_line(ctx.log, what);
+  const std::string got_text = element_text(got.data(), out.type, i);
+  const std::string want_text = element_text(want.data(), out.type, i);
+  log_line(ctx.log, fmt::format("verify: operator {} ({}, output '{}') differs from the {} kernels: element {} of {} "
+                                "is {} with kernels={}, {} with kernels={}",
+                                op_index, op.op_name, op.layer_name, checker, i, got.size() / es, got_text, primary,
+                                want_text, checker));
+  const std::string what = fmt::format("verify: operator {} ({}) differs from kernels={} at element {} ({} vs {})",
+                                       op_index, op.op_name, checker, i, got_text, want_text);
   return make_error(Errc::infer_error, "{}", what);
 }
 
@@ -338,12 +345,13 @@ Result<std::vector<LayerTime>> Interpreter::invoke(KernelBackend& primary, Kerne
     const auto t0 = std::chrono::steady_clock::now();
     run_kernel(primary, op.params);
     const auto t1 = std::chrono::steady_clock::now();
-    if (checker)
-      AISRV_TRY(compare_outputs(i, std::span<const uint8_t>(static_cast<const uint8_t*>(output_of(op.params)), out_bytes),
-                                std::span<const uint8_t>(shadow_.data(), out_bytes), primary.name(), checker->name(),
-                                ctx));
-    layers.push_back(LayerTime{op.layer_name, op.op_name,
-                               static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count())});
+    if (checker) {
+      const std::span<const uint8_t> got(static_cast<const uint8_t*>(output_of(op.params)), out_bytes);
+      AISRV_TRY(compare_outputs(i, got, std::span<const uint8_t>(shadow_.data(), out_bytes), primary.name(),
+                                checker->name(), ctx));
+    }
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
+    layers.push_back(LayerTime{op.layer_name, op.op_name, static_cast<uint64_t>(ns)});
   }
   return layers;
 }

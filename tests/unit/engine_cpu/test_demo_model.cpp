@@ -62,7 +62,8 @@ TEST_CASE("glyphs are distinct, so the constructed classifier has a margin") {
     for (int c = a + 1; c < 10; ++c) {
       int hamming = 0;
       for (int r = 0; r < demo::kGlyphHeight; ++r)
-        for (int col = 0; col < demo::kGlyphWidth; ++col) hamming += demo::glyph_ink(a, r, col) != demo::glyph_ink(c, r, col);
+        for (int col = 0; col < demo::kGlyphWidth; ++col)
+          hamming += demo::glyph_ink(a, r, col) != demo::glyph_ink(c, r, col);
       CHECK_MESSAGE(hamming > 0, a << " vs " << c);
     }
 }

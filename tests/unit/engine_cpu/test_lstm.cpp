@@ -27,7 +27,8 @@ std::vector<double> float_lstm(const test::LstmSpec& s, const std::vector<int8_t
         for (int i = 0; i < s.input_dim; ++i)
           z += qw(s.w[g][static_cast<size_t>(o * s.input_dim + i)]) * x_q[static_cast<size_t>(t * s.input_dim + i)] *
                s.in_scale;
-        for (int j = 0; j < s.state_dim; ++j) z += qw(s.u[g][static_cast<size_t>(o * s.state_dim + j)]) * h[static_cast<size_t>(j)];
+        for (int j = 0; j < s.state_dim; ++j)
+          z += qw(s.u[g][static_cast<size_t>(o * s.state_dim + j)]) * h[static_cast<size_t>(j)];
         gate[g].push_back(g == 2 ? std::tanh(z) : sigmoid(z));
       }
     }

@@ -174,6 +174,13 @@ TEST_CASE("graph order: cycles, reads before writes, double writes, missing outp
             b.set_outputs({out});
           }),
           "graph output tensor 2 'out' is never produced");
+  refused(fc_model([](tw::ModelBuilder& b, int32_t in, int32_t w, int32_t out) {
+            b.add_operator(tw::Op::fully_connected, {in, w}, {}, tw::FullyConnected{});
+            b.add_operator(tw::Op::fully_connected, {in, w}, {out}, tw::FullyConnected{});
+            b.set_inputs({in});
+            b.set_outputs({out});
+          }),
+          "operator 0 (FULLY_CONNECTED) has no outputs");
 }
 
 TEST_CASE("indices out of range") {

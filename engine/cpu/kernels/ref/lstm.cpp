@@ -21,7 +21,8 @@ void gate_fc(const int8_t* input, int32_t rows, int32_t depth, const int8_t* wei
     for (int32_t o = 0; o < state; ++o) {
       const int8_t* w_row = weights + int64_t{o} * depth;
       int32_t acc = 0;
-      for (int32_t d = 0; d < depth; ++d) acc += (int32_t{w_row[d]} + filter_offset) * (int32_t{in_row[d]} + input_offset);
+      for (int32_t d = 0; d < depth; ++d)
+        acc += (int32_t{w_row[d]} + filter_offset) * (int32_t{in_row[d]} + input_offset);
       if (bias) acc += bias[o];
       out[int64_t{r} * state + o] = static_cast<int16_t>(fp::requantize(acc, multiplier, shift, 0, -32768, 32767));
     }

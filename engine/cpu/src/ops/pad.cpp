@@ -38,7 +38,8 @@ Result<OpParams> prepare_pad(const PrepareContext& ctx) {
   if (value) {
     AISRV_TRY(ctx.expect_same_type(in, *value, "input and pad value"));
     AISRV_TRY(ctx.expect_constant(*value, "pad value"));
-    if (value->shape.elements() != 1) return ctx.error("pad value has {} elements, expected 1", value->shape.elements());
+    if (value->shape.elements() != 1)
+      return ctx.error("pad value has {} elements, expected 1", value->shape.elements());
     if (in.type == DType::int8 || in.type == DType::uint8) {
       const float vs = AISRV_TRY(ctx.scale(*value, "pad value"));
       const int32_t vz = AISRV_TRY(ctx.zero_point(*value, "pad value"));
