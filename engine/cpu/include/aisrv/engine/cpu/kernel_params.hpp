@@ -2,7 +2,8 @@
 // once at load time (shapes, data pointers into the arena or the model's constants, quantization multipliers and
 // shifts, padding, activation range, scratch memory). A KernelBackend receives one of these per operator call and
 // does no parsing, validation or allocation: the loader guarantees that every pointer covers its shape, that
-// accumulators cannot overflow 32 bits, and that every shift is within [-31, 30].
+// accumulators cannot overflow 32 bits, and that every requantization shift is within [-31, 30] (the SOFTMAX input
+// left shift within [1, 31]).
 //
 // Conventions (those of TensorFlow Lite):
 //   - activations are NHWC; CONV_2D filters are OHWI, DEPTHWISE_CONV_2D filters are 1HW(C*multiplier),
