@@ -289,14 +289,16 @@ Status Reader::info_layer(const pb::EdgeInfo& info, const CoreView& core, Direct
   const uint32_t qps = nms ? 2 : layer.shape.features;
   const auto& zps = info.numeric().zero_points();
   const auto& scales = info.numeric().scales();
-  if (f_.scale_per_feature) {
-    const bool exact = dir == Direction::device_to_host;
-    if (exact ? (static_cast<uint64_t>(zps.size()) != qps || static_cast<uint64_t>(scales.size()) != qps)
-              : (static_cast<uint64_t>(zps.size()) < qps || static_cast<uint64_t>(scales.size()) < qps))
-      return bad(fmt::format("edge layer '{}': per-feature quantization has {} zero points and {} scales, {} "
-                             "expected",
-                             layer.name, zps.size(), scales.size(), qps));
-    if (exact) {
+  // Outputs must carry one zero point and scale per feature with OUTPUT_SCALE_PER_FEATURE (HailoRT checks it);
+  // inputs use them when present (HailoRT indexes them unchecked) and the per-tensor values otherwise.
+  const bool output = dir == Direction::device_to_host;
+  const bool vectors = static_cast<uint64_t>(zps.size()) >= qps && static_cast<uint64_t>(scales.size()) >= qps;
+  if (f_.scale_per_feature && output &&
+      (static_cast<uint64_t>(zps.size()) != qps || static_cast<uint64_t>(scales.size()) != qps))
+    return bad(fmt::format("edge layer '{}': per-feature quantization has {} zero points and {} scales, {} expected",
+                           layer.name, zps.size(), scales.size(), qps));
+  if (f_.scale_per_feature && (output || vectors)) {
+    if (output) {
       layer.quant = QuantInfo{};
       layer.quant_is_per_feature = true;
     }
