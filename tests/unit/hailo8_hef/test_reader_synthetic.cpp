@@ -4,6 +4,8 @@
 // expected line derived by hand from hailo8-facts.md §1.5-1.6, and the errors for out-of-range fields.
 #include <doctest/doctest.h>
 
+#include <random>
+
 #include "aisrv/hailo8/hef/describe.hpp"
 #include "aisrv/hailo8/hef/reader.hpp"
 #include "hef_builder.hpp"
@@ -240,22 +242,25 @@ TEST_CASE("mux layers show as one stream and one vstream per demuxed part") {
   CHECK(error_of(f).find("number_of_predecessors 3 but 2 predecessors present") != std::string::npos);
 }
 
+// An HEF with one on-chip NMS output (80 classes, 100 boxes per class, 8-byte boxes).
+th::pb::File nms_file(uint64_t division, bool burst, uint32_t burst_size, uint32_t burst_type) {
+  auto f = th::make_file();
+  if (burst) th::add_extension(f, 19);
+  auto* g = th::add_group(f, "det");
+  add_edge(g, EdgeSpec{.name = "det/in", .direction = 0, .h = 8, .w = 8, .f = 3});
+  auto* e = add_edge(g, EdgeSpec{.name = "det/nms1", .direction = 1, .format = 6, .scale = 0.5f});
+  auto* n = nms_of(e);
+  n->set_classes(80);
+  n->set_max_boxes_per_class(100);
+  n->set_bbox_size(8);
+  n->set_division_factor(division);
+  n->set_burst_size(burst_size);
+  n->set_burst_type(burst_type);
+  return f;
+}
+
 TEST_CASE("on-chip NMS: host and hardware frame sizes from the facts' formulas") {
-  auto make = [](uint64_t division, bool burst, uint32_t burst_size, uint32_t burst_type) {
-    auto f = th::make_file();
-    if (burst) th::add_extension(f, 19);
-    auto* g = th::add_group(f, "det");
-    add_edge(g, EdgeSpec{.name = "det/in", .direction = 0, .h = 8, .w = 8, .f = 3});
-    auto* e = add_edge(g, EdgeSpec{.name = "det/nms1", .direction = 1, .format = 6, .scale = 0.5f});
-    auto* n = nms_of(e);
-    n->set_classes(80);
-    n->set_max_boxes_per_class(100);
-    n->set_bbox_size(8);
-    n->set_division_factor(division);
-    n->set_burst_size(burst_size);
-    n->set_burst_type(burst_type);
-    return f;
-  };
+  auto make = nms_file;
   // 80 classes x (1 + 5 x 100) x 4 = 160320 (the public yolov8s example); hw: 1 x 80 x (2 + 8 x 100) + 8 x 1.
   const auto plain = text_of(make(0, false, 0, 0), true);
   CHECK(plain.find("            Output det/nms1 UINT8, HAILO NMS ON CHIP(maximum frame size: 64168)\n") !=
@@ -305,7 +310,8 @@ TEST_CASE("per-feature output quantization zeroes the per-tensor values") {
   CHECK(error_of(f).find("per-feature quantization has 3 zero points and 2 scales, 3 expected") != std::string::npos);
 }
 
-TEST_CASE("net-flow: a YOLOv8 NMS op replaces the core outputs it consumes") {
+// A net-flow HEF: core op with an NHCW input and two outputs feeding a YOLOv8 NMS op through pads.
+th::pb::File yolov8_file() {
   auto f = th::make_file();
   th::add_extension(f, 13);  // HAILO_NET_FLOW
   auto* g = f.add_network_groups();
@@ -346,6 +352,11 @@ TEST_CASE("net-flow: a YOLOv8 NMS op replaces the core outputs it consumes") {
     pe->set_src(src);
     pe->set_dst(dst);
   }
+  return f;
+}
+
+TEST_CASE("net-flow: a YOLOv8 NMS op replaces the core outputs it consumes") {
+  const auto f = yolov8_file();
   // 5 x (1 + 5 x 10) x 4 = 1020 bytes.
   CHECK(text_of(f) ==
         "Architecture HEF was compiled for: HAILO8\n"
@@ -485,4 +496,42 @@ TEST_CASE("JSON carries the container, header, streams and quantization") {
   // dump_json never throws on such bytes.
   nlohmann::json raw = {{"name", std::string("\xff")}};
   CHECK(hef::dump_json(raw).find("\xef\xbf\xbd") != std::string::npos);
+}
+
+TEST_CASE("mutated metadata-dense protobufs never crash the reader") {
+  // Small synthetic HEFs are all metadata, so random edits hit the fields the reader interprets (the real HEFs are
+  // mostly configuration data it skips; test_hef_mutations.cpp covers those).
+  std::vector<std::vector<uint8_t>> corpus = {th::serialize(th::simple_file()), th::serialize(yolov8_file()),
+                                              th::serialize(nms_file(2, true, 120, 1))};
+  std::mt19937_64 rng(42);
+  size_t accepted = 0, refused = 0;
+  for (int i = 0; i < 1500; ++i) {
+    auto proto = corpus[static_cast<size_t>(i) % corpus.size()];
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits; ++e) {
+      const size_t at = rng() % proto.size();
+      switch (rng() % 4) {
+        case 0: proto[at] ^= static_cast<uint8_t>(1u << (rng() % 8)); break;
+        case 1: proto[at] = static_cast<uint8_t>(rng()); break;
+        case 2: proto.erase(proto.begin() + static_cast<std::ptrdiff_t>(at)); break;
+        default: proto.insert(proto.begin() + static_cast<std::ptrdiff_t>(at), static_cast<uint8_t>(rng())); break;
+      }
+      if (proto.empty()) proto.push_back(0);
+    }
+    const auto file = th::container(static_cast<uint32_t>(rng() % 4), proto);
+    auto r = hef::read_hef(file);
+    if (r.ok()) {
+      ++accepted;
+      CHECK(hef::describe(*r, {.streams = true}).ok());
+      auto j = hef::to_json(*r);
+      REQUIRE(j.ok());
+      CHECK_FALSE(hef::dump_json(*j).empty());
+    } else {
+      ++refused;
+      CHECK(r.error().code == Errc::model_error);
+    }
+  }
+  MESSAGE("synthetic mutations: " << accepted << " parsed, " << refused << " refused");
+  CHECK(accepted > 0);
+  CHECK(refused > 0);
 }
