@@ -257,7 +257,7 @@ Result<PathDescription> describe_path(const std::filesystem::path& path, const D
         entry["hef"] = std::move(*js);
       } else {
         const Error& e = !text ? text.error() : js.error();
-        out.errors.push_back(fmt::format("{}: {}", shown, e.message));
+        out.errors.push_back(hef ? fmt::format("{}: {}", shown, e.message) : e.message);  // read errors name the path
         entry["error"] = e.message;
       }
       out.json.push_back(std::move(entry));

@@ -916,7 +916,9 @@ Result<Hef> read_hef_file(const std::filesystem::path& path) {
   std::vector<uint8_t> bytes(static_cast<size_t>(size));
   if (size > 0 && !in.read(reinterpret_cast<char*>(bytes.data()), size))
     return make_error(Errc::io_error, "{}: read failed", path.string());
-  return read_hef(bytes);
+  auto hef = read_hef(bytes);
+  if (!hef) return Error{hef.error().code, fmt::format("{}: {}", path.string(), hef.error().message)};
+  return hef;
 }
 
 Result<std::vector<StreamInfo>> input_stream_infos(const NetworkGroup& group, std::string_view network) {

@@ -16,7 +16,8 @@ namespace aisrv::hailo8::hef {
 
 // Parses a whole HEF file held in memory.
 Result<Hef> read_hef(std::span<const uint8_t> file);
-// Reads and parses a file (Errc::not_found / io_error when it cannot be read).
+// Reads and parses a file; every error message starts with the path (Errc::not_found / io_error when it cannot
+// be read, Errc::model_error from read_hef).
 Result<Hef> read_hef_file(const std::filesystem::path& path);
 
 // Stream (device side) and vstream (host side) views of one network of a group, in HailoRT's order: inputs in
