@@ -1,7 +1,7 @@
 // aisrv engine — the list of backends compiled into this build.
 #include "aisrv/engine/builtin.hpp"
 
-#include "aisrv/hailo8/backend.hpp"
+#include "aisrv/engine/hailo8/backend.hpp"
 
 namespace aisrv::engine {
 

@@ -3,7 +3,7 @@
 // file parsed, 1 when one did not (the reason goes to stderr), 2 for usage errors.
 #include <iostream>
 
-#include "aisrv/hailo8/hef/describe.hpp"
+#include "aisrv/engine/hailo8/hef/describe.hpp"
 #include "cli_context.hpp"
 
 namespace aisrv::cli {
@@ -22,12 +22,12 @@ void add_hef_commands(CLI::App& app, CliContext& ctx) {
   info->add_flag("--streams", args->streams, "Also list the device-side streams (hailortcli --parse-streams)");
   info->callback([&ctx, args] {
     ctx.run([&]() -> Status {
-      hailo8::hef::DescribeOptions o;
+      engine::hailo8::hef::DescribeOptions o;
       o.streams = args->streams;
-      auto d = hailo8::hef::describe_path(args->path, o);
+      auto d = engine::hailo8::hef::describe_path(args->path, o);
       if (!d) return Error{Errc::model_error, d.error().message};  // names the path
       if (ctx.options.json) {
-        std::cout << hailo8::hef::dump_json(d->json) << std::endl;
+        std::cout << engine::hailo8::hef::dump_json(d->json) << std::endl;
       } else {
         std::cout << d->text << std::flush;
       }

@@ -1,6 +1,6 @@
 // aisrv hailo8 — the "hailo8" backend: HEF validation and tensor sizing at load, inference through libhailort at
 // invoke (device check -> library -> session configured once per model -> write inputs -> read outputs).
-#include "aisrv/hailo8/backend.hpp"
+#include "aisrv/engine/hailo8/backend.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,12 +8,12 @@
 
 #include <fmt/format.h>
 
-#include "aisrv/hailo8/hef/reader.hpp"
-#include "aisrv/hailo8/runtime/device_nodes.hpp"
-#include "aisrv/hailo8/runtime/hailort_library.hpp"
-#include "aisrv/hailo8/runtime/session.hpp"
+#include "aisrv/engine/hailo8/hef/reader.hpp"
+#include "aisrv/engine/hailo8/runtime/device_nodes.hpp"
+#include "aisrv/engine/hailo8/runtime/hailort_library.hpp"
+#include "aisrv/engine/hailo8/runtime/session.hpp"
 
-namespace aisrv::hailo8 {
+namespace aisrv::engine::hailo8 {
 namespace {
 
 using engine::InferenceBackend;
@@ -271,4 +271,4 @@ void register_hailo8_backend(engine::BackendRegistry& registry) {
                });
 }
 
-}  // namespace aisrv::hailo8
+}  // namespace aisrv::engine::hailo8

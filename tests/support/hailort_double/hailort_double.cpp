@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "aisrv/hailo8/runtime/hailort_abi.hpp"
+#include "aisrv/engine/hailo8/runtime/hailort_abi.hpp"
 #include "hailort_double_control.h"
 
-using namespace aisrv::hailo8::hailort_abi;
+using namespace aisrv::engine::hailo8::hailort_abi;
 
 namespace {
 

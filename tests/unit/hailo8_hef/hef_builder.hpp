@@ -17,7 +17,7 @@
 
 namespace aisrv::test::hef {
 
-namespace pb = aisrv::hailo8::hefpb;
+namespace pb = aisrv::engine::hailo8::hefpb;
 
 inline void put_be32(std::vector<uint8_t>& v, size_t at, uint32_t x) {
   for (int i = 0; i < 4; ++i) v[at + i] = static_cast<uint8_t>(x >> (24 - 8 * i));

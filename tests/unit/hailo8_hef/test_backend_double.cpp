@@ -15,12 +15,13 @@
 #include <unistd.h>
 
 #include "aisrv/engine/builtin.hpp"
-#include "aisrv/hailo8/backend.hpp"
-#include "aisrv/hailo8/runtime/hailort_library.hpp"
+#include "aisrv/engine/hailo8/backend.hpp"
+#include "aisrv/engine/hailo8/runtime/hailort_library.hpp"
 #include "hailort_double_control.h"
 #include "hef_builder.hpp"
 
 using namespace aisrv;
+namespace hailo8 = aisrv::engine::hailo8;
 namespace fs = std::filesystem;
 namespace th = aisrv::test::hef;
 

@@ -13,12 +13,13 @@
 
 #include <unistd.h>
 
-#include "aisrv/hailo8/backend.hpp"
-#include "aisrv/hailo8/runtime/device_nodes.hpp"
+#include "aisrv/engine/hailo8/backend.hpp"
+#include "aisrv/engine/hailo8/runtime/device_nodes.hpp"
 #include "hailort_double_control.h"
 #include "testdata.hpp"
 
 using namespace aisrv;
+namespace hailo8 = aisrv::engine::hailo8;
 namespace fs = std::filesystem;
 
 namespace {
@@ -30,7 +31,11 @@ std::optional<std::vector<uint8_t>> hef_bytes(const std::string& relative) {
     MESSAGE("not in this copy of the test data: " << relative);
     return std::nullopt;
   }
-  return test::read_file(p);
+  std::ifstream in(p, std::ios::binary);
+  std::vector<uint8_t> bytes(fs::file_size(p));
+  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  REQUIRE(in.good());
+  return bytes;
 }
 
 struct Loaded {

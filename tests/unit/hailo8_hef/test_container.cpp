@@ -5,12 +5,12 @@
 
 #include <string>
 
-#include "aisrv/hailo8/hef/container.hpp"
-#include "aisrv/hailo8/hef/reader.hpp"
+#include "aisrv/engine/hailo8/hef/container.hpp"
+#include "aisrv/engine/hailo8/hef/reader.hpp"
 #include "hef_builder.hpp"
 
 using namespace aisrv;
-using namespace aisrv::hailo8;
+using namespace aisrv::engine::hailo8;
 namespace th = aisrv::test::hef;
 
 namespace {

@@ -9,13 +9,13 @@
 #include <fstream>
 #include <random>
 
-#include "aisrv/hailo8/hef/describe.hpp"
-#include "aisrv/hailo8/hef/reader.hpp"
+#include "aisrv/engine/hailo8/hef/describe.hpp"
+#include "aisrv/engine/hailo8/hef/reader.hpp"
 #include "hef_builder.hpp"
 #include "testdata.hpp"
 
 using namespace aisrv;
-using namespace aisrv::hailo8;
+using namespace aisrv::engine::hailo8;
 namespace th = aisrv::test::hef;
 
 namespace {

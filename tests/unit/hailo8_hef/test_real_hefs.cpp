@@ -16,12 +16,12 @@
 
 #include <unistd.h>
 
-#include "aisrv/hailo8/hef/describe.hpp"
-#include "aisrv/hailo8/hef/reader.hpp"
+#include "aisrv/engine/hailo8/hef/describe.hpp"
+#include "aisrv/engine/hailo8/hef/reader.hpp"
 #include "testdata.hpp"
 
 using namespace aisrv;
-using namespace aisrv::hailo8;
+using namespace aisrv::engine::hailo8;
 namespace fs = std::filesystem;
 
 namespace {

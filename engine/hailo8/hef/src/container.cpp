@@ -1,7 +1,7 @@
 // aisrv hailo8/hef — HEF container header, size rules and integrity (MD5 via OpenSSL, CRC-32 via zlib, XXH3-64 via
 // libxxhash). Every number comes from the file and is treated as hostile: sums are overflow-checked and every
 // mismatch is reported with both values.
-#include "aisrv/hailo8/hef/container.hpp"
+#include "aisrv/engine/hailo8/hef/container.hpp"
 
 #include <array>
 #include <limits>
@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-namespace aisrv::hailo8::hef {
+namespace aisrv::engine::hailo8::hef {
 namespace {
 
 uint32_t be32(const uint8_t* p) {
@@ -171,4 +171,4 @@ Result<Container> open_container(std::span<const uint8_t> file) {
   return c;
 }
 
-}  // namespace aisrv::hailo8::hef
+}  // namespace aisrv::engine::hailo8::hef

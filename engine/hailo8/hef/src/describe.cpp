@@ -1,14 +1,14 @@
 // aisrv hailo8/hef — the parse-hef text (HailoRT 4.23 Hef::get_description, get_shape_str and the op description
 // split) and the JSON form of a HEF.
-#include "aisrv/hailo8/hef/describe.hpp"
+#include "aisrv/engine/hailo8/hef/describe.hpp"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "aisrv/hailo8/hef/reader.hpp"
+#include "aisrv/engine/hailo8/hef/reader.hpp"
 
-namespace aisrv::hailo8::hef {
+namespace aisrv::engine::hailo8::hef {
 namespace {
 
 constexpr std::string_view kTab = "    ";
@@ -271,4 +271,4 @@ Result<PathDescription> describe_path(const std::filesystem::path& path, const D
   return out;
 }
 
-}  // namespace aisrv::hailo8::hef
+}  // namespace aisrv::engine::hailo8::hef

@@ -3,7 +3,7 @@
 // legacy, partial layouts for Hailo-8L), boundary edge layers with their host/device shapes, quantization and NMS,
 // the sorted output order and the host post-process ops. Every field that HailoRT narrows or indexes with is
 // range-checked here; problems become Errc::model_error naming the group, layer and value.
-#include "aisrv/hailo8/hef/reader.hpp"
+#include "aisrv/engine/hailo8/hef/reader.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -14,13 +14,13 @@
 
 #include <fmt/format.h>
 
-#include "aisrv/hailo8/hef/container.hpp"
+#include "aisrv/engine/hailo8/hef/container.hpp"
 #include "hef_reduced.pb.h"
 
-namespace aisrv::hailo8::hef {
+namespace aisrv::engine::hailo8::hef {
 namespace {
 
-namespace pb = aisrv::hailo8::hefpb;
+namespace pb = aisrv::engine::hailo8::hefpb;
 template <typename T>
 using Repeated = google::protobuf::RepeatedPtrField<T>;
 
@@ -964,4 +964,4 @@ Result<std::vector<VStreamInfo>> output_vstream_infos(const NetworkGroup& group,
   return out;
 }
 
-}  // namespace aisrv::hailo8::hef
+}  // namespace aisrv::engine::hailo8::hef

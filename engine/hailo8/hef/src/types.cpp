@@ -1,12 +1,12 @@
 // aisrv hailo8/hef — names, mappings and size formulas of the HEF metadata model (HailoRT's strings and
 // defaults as documented in hailo8-facts.md §1.5-1.6).
-#include "aisrv/hailo8/hef/types.hpp"
+#include "aisrv/engine/hailo8/hef/types.hpp"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-namespace aisrv::hailo8::hef {
+namespace aisrv::engine::hailo8::hef {
 
 bool is_known_hw_arch(uint32_t value) {
   return value <= 6 || (value >= 100 && value <= 106) || value == 108;
@@ -266,4 +266,4 @@ bool known_to_hailort(uint32_t type) {
 }
 }  // namespace extension
 
-}  // namespace aisrv::hailo8::hef
+}  // namespace aisrv::engine::hailo8::hef

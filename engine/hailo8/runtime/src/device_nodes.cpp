@@ -1,11 +1,11 @@
 // aisrv hailo8/runtime — /dev/hailoN nodes and their sysfs board_location.
-#include "aisrv/hailo8/runtime/device_nodes.hpp"
+#include "aisrv/engine/hailo8/runtime/device_nodes.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <fstream>
 
-namespace aisrv::hailo8::runtime {
+namespace aisrv::engine::hailo8::runtime {
 namespace {
 // N of "hailoN", or -1.
 long node_number(const std::string& name) {
@@ -46,4 +46,4 @@ Result<std::string> board_location(const DeviceRoots& roots, const std::filesyst
   return value;
 }
 
-}  // namespace aisrv::hailo8::runtime
+}  // namespace aisrv::engine::hailo8::runtime

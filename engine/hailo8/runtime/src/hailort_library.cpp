@@ -1,11 +1,11 @@
 // aisrv hailo8/runtime — dlopen/dlsym of libhailort and its version check.
-#include "aisrv/hailo8/runtime/hailort_library.hpp"
+#include "aisrv/engine/hailo8/runtime/hailort_library.hpp"
 
 #include <dlfcn.h>
 
 #include <fmt/format.h>
 
-namespace aisrv::hailo8::runtime {
+namespace aisrv::engine::hailo8::runtime {
 
 std::vector<std::string> HailortLibrary::default_candidates() {
   return {"libhailort.so.4.23.0", "libhailort.so", "libhailort.so.4.22.0", "libhailort.so.4.21.0",
@@ -97,4 +97,4 @@ std::string HailortLibrary::status_name(hailort_abi::hailo_status status) const 
   return fmt::format("status {}", status);
 }
 
-}  // namespace aisrv::hailo8::runtime
+}  // namespace aisrv::engine::hailo8::runtime

@@ -1,12 +1,12 @@
 // aisrv hailo8/runtime — VDevice, HEF, configure, vstreams, write/read, release in reverse order.
-#include "aisrv/hailo8/runtime/session.hpp"
+#include "aisrv/engine/hailo8/runtime/session.hpp"
 
 #include <chrono>
 #include <cstring>
 
 #include <fmt/format.h>
 
-namespace aisrv::hailo8::runtime {
+namespace aisrv::engine::hailo8::runtime {
 
 using namespace hailort_abi;
 
@@ -189,4 +189,4 @@ Status Session::run(std::span<const std::span<const uint8_t>> inputs, std::span<
   return ok();
 }
 
-}  // namespace aisrv::hailo8::runtime
+}  // namespace aisrv::engine::hailo8::runtime

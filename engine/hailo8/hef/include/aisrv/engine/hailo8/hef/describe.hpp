@@ -10,10 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "aisrv/hailo8/hef/types.hpp"
+#include "aisrv/engine/hailo8/hef/types.hpp"
 #include "aisrv/protocol/result.hpp"
 
-namespace aisrv::hailo8::hef {
+namespace aisrv::engine::hailo8::hef {
 
 struct DescribeOptions {
   bool streams = false;   // hailortcli --parse-streams
@@ -40,4 +40,4 @@ struct PathDescription {
 // Errc::not_found when the path does not exist or a directory holds no *.hef file.
 Result<PathDescription> describe_path(const std::filesystem::path& path, const DescribeOptions& options = {});
 
-}  // namespace aisrv::hailo8::hef
+}  // namespace aisrv::engine::hailo8::hef

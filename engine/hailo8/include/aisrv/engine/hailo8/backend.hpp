@@ -16,7 +16,7 @@
 #include "aisrv/engine/backend.hpp"
 #include "aisrv/engine/registry.hpp"
 
-namespace aisrv::hailo8 {
+namespace aisrv::engine::hailo8 {
 
 struct Hailo8Options {
   std::string device;   // "/dev/hailoN" or empty
@@ -34,4 +34,4 @@ std::unique_ptr<engine::InferenceBackend> make_hailo8_backend(Hailo8Options opti
 // Registers the kind "hailo8" with the registry.
 void register_hailo8_backend(engine::BackendRegistry& registry);
 
-}  // namespace aisrv::hailo8
+}  // namespace aisrv::engine::hailo8

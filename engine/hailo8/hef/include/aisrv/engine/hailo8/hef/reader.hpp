@@ -9,10 +9,10 @@
 #include <string_view>
 #include <vector>
 
-#include "aisrv/hailo8/hef/types.hpp"
+#include "aisrv/engine/hailo8/hef/types.hpp"
 #include "aisrv/protocol/result.hpp"
 
-namespace aisrv::hailo8::hef {
+namespace aisrv::engine::hailo8::hef {
 
 // Parses a whole HEF file held in memory.
 Result<Hef> read_hef(std::span<const uint8_t> file);
@@ -29,4 +29,4 @@ Result<std::vector<StreamInfo>> output_stream_infos(const NetworkGroup& group, s
 Result<std::vector<VStreamInfo>> input_vstream_infos(const NetworkGroup& group, std::string_view network = {});
 Result<std::vector<VStreamInfo>> output_vstream_infos(const NetworkGroup& group, std::string_view network = {});
 
-}  // namespace aisrv::hailo8::hef
+}  // namespace aisrv::engine::hailo8::hef

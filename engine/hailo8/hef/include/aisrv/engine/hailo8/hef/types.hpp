@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace aisrv::hailo8::hef {
+namespace aisrv::engine::hailo8::hef {
 
 // ProtoHEFHwArch values as stored in the HEF header (hailo8-facts.md §1.4).
 enum class HwArch : uint32_t {
@@ -290,4 +290,4 @@ inline constexpr uint32_t shared_config = 32;
 bool known_to_hailort(uint32_t type);
 }  // namespace extension
 
-}  // namespace aisrv::hailo8::hef
+}  // namespace aisrv::engine::hailo8::hef

@@ -11,7 +11,7 @@
 
 #include "aisrv/protocol/result.hpp"
 
-namespace aisrv::hailo8::runtime {
+namespace aisrv::engine::hailo8::runtime {
 
 struct DeviceRoots {
   std::filesystem::path dev = "/dev";
@@ -25,4 +25,4 @@ std::vector<std::filesystem::path> find_device_nodes(const DeviceRoots& roots);
 // <sysfs_class>/<hailoN>/board_location. Errc::not_found with the path when it cannot be read or is malformed.
 Result<std::string> board_location(const DeviceRoots& roots, const std::filesystem::path& node);
 
-}  // namespace aisrv::hailo8::runtime
+}  // namespace aisrv::engine::hailo8::runtime

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "aisrv/hailo8/runtime/hailort_abi.hpp"
+#include "aisrv/engine/hailo8/runtime/hailort_abi.hpp"
 #include "aisrv/protocol/result.hpp"
 
-namespace aisrv::hailo8::runtime {
+namespace aisrv::engine::hailo8::runtime {
 
 // The functions the engine calls.
 struct HailortApi {
@@ -74,4 +74,4 @@ class HailortLibrary {
 // Versions whose struct layouts match our declarations.
 bool layout_supported(const LibraryVersion& v);
 
-}  // namespace aisrv::hailo8::runtime
+}  // namespace aisrv::engine::hailo8::runtime

@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <span>
 
-#include "aisrv/hailo8/hef/types.hpp"
+#include "aisrv/engine/hailo8/hef/types.hpp"
 #include "aisrv/protocol/result.hpp"
 
-namespace aisrv::hailo8::hef {
+namespace aisrv::engine::hailo8::hef {
 
 inline constexpr uint32_t kMagic = 0x01484546;  // bytes 01 48 45 46
 inline constexpr uint32_t kCommonHeaderSize = 12;
@@ -28,4 +28,4 @@ struct Container {
 // computed), a field out of range. The returned spans point into `file`.
 Result<Container> open_container(std::span<const uint8_t> file);
 
-}  // namespace aisrv::hailo8::hef
+}  // namespace aisrv::engine::hailo8::hef

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace aisrv::hailo8::hailort_abi {
+namespace aisrv::engine::hailo8::hailort_abi {
 
 static_assert(sizeof(void*) == 8 && sizeof(size_t) == 8, "the HailoRT layouts below are the LP64 ones");
 
@@ -256,4 +256,4 @@ using hailo_vstream_read_raw_buffer_fn = hailo_status (*)(hailo_output_vstream o
                                                           size_t buffer_size);
 }
 
-}  // namespace aisrv::hailo8::hailort_abi
+}  // namespace aisrv::engine::hailo8::hailort_abi

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "aisrv/hailo8/runtime/hailort_library.hpp"
+#include "aisrv/engine/hailo8/runtime/hailort_library.hpp"
 #include "aisrv/protocol/result.hpp"
 
-namespace aisrv::hailo8::runtime {
+namespace aisrv::engine::hailo8::runtime {
 
 // What the HEF reader says one vstream looks like on the host.
 struct TensorSpec {
@@ -66,4 +66,4 @@ class Session {
 // What a HailoRT status usually means in this sequence (empty when there is nothing to add).
 std::string_view status_meaning(hailort_abi::hailo_status status);
 
-}  // namespace aisrv::hailo8::runtime
+}  // namespace aisrv::engine::hailo8::runtime
