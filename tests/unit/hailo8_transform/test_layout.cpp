@@ -64,6 +64,20 @@ TEST_CASE("NHCW: each channel row holds the width, padded") {
   check_u8(DeviceOrder::nhcw, {1, 2, 1}, {1, 4, 2}, {9, 8}, {9, 8, 0, 0, 0, 0, 0, 0});
 }
 
+TEST_CASE("NHCW RGB rows longer than one vector step (16 pixels) split into three channel rows") {
+  // host byte of pixel c, channel f is 1 + 3c + f; channel row f holds those for c = 0..19, then 4 zeros (hw 24)
+  const Shape3 shape{2, 20, 3}, hw{2, 24, 3};
+  std::vector<uint8_t> host(2 * 20 * 3);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<uint8_t>(1 + i);
+  std::vector<uint8_t> want;
+  for (size_t r = 0; r < 2; ++r) {
+    for (size_t f = 0; f < 3; ++f) {
+      for (size_t c = 0; c < 24; ++c) want.push_back(c < 20 ? static_cast<uint8_t>(1 + r * 60 + 3 * c + f) : 0);
+    }
+  }
+  check_u8(DeviceOrder::nhcw, shape, hw, host, want);
+}
+
 TEST_CASE("FCR: features padded per pixel, padded width zero") {
   check_u8(DeviceOrder::fcr, {1, 2, 3}, {1, 3, 4}, iota_u8(6),
            {1, 2, 3, 0, 4, 5, 6, 0, 0, 0, 0, 0,  //

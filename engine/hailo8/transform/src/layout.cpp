@@ -10,8 +10,60 @@
 
 #include "kernels.hpp"
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define AISRV_HAVE_SSSE3_CLONE 1
+#endif
+
 namespace aisrv::engine::hailo8::transform {
 namespace {
+
+#if defined(AISRV_HAVE_SSSE3_CLONE)
+// RGB → three channel rows, 16 pixels (48 bytes) per step with byte shuffles; returns the pixels done.
+__attribute__((target("ssse3"))) size_t deinterleave3_ssse3(const uint8_t* s, uint8_t* p0, uint8_t* p1, uint8_t* p2,
+                                                             size_t w) {
+  // For channel k, pixel j sits at byte 3j + k of the 48: bytes 0-15 in a, 16-31 in b, 32-47 in c. Each mask
+  // picks that channel's bytes of one source register into their pixel slots (-1 = zero).
+  const __m128i a0 = _mm_setr_epi8(0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+  const __m128i b0 = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, 2, 5, 8, 11, 14, -1, -1, -1, -1, -1);
+  const __m128i c0 = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 1, 4, 7, 10, 13);
+  const __m128i a1 = _mm_setr_epi8(1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+  const __m128i b1 = _mm_setr_epi8(-1, -1, -1, -1, -1, 0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1);
+  const __m128i c1 = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 2, 5, 8, 11, 14);
+  const __m128i a2 = _mm_setr_epi8(2, 5, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+  const __m128i b2 = _mm_setr_epi8(-1, -1, -1, -1, -1, 1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1);
+  const __m128i c2 = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 3, 6, 9, 12, 15);
+  size_t c = 0;
+  for (; c + 16 <= w; c += 16) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 3 * c));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 3 * c + 16));
+    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 3 * c + 32));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p0 + c),
+                     _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(a, a0), _mm_shuffle_epi8(b, b0)), _mm_shuffle_epi8(d, c0)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p1 + c),
+                     _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(a, a1), _mm_shuffle_epi8(b, b1)), _mm_shuffle_epi8(d, c1)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p2 + c),
+                     _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(a, a2), _mm_shuffle_epi8(b, b2)), _mm_shuffle_epi8(d, c2)));
+  }
+  return c;
+}
+#endif
+
+// Pixel-interleaved RGB row → three channel rows.
+template <typename T>
+void deinterleave3(const T* s, T* p0, T* p1, T* p2, size_t w) {
+  size_t c = 0;
+#if defined(AISRV_HAVE_SSSE3_CLONE)
+  if constexpr (sizeof(T) == 1) {
+    if (__builtin_cpu_supports("ssse3")) c = deinterleave3_ssse3(s, p0, p1, p2, w);
+  }
+#endif
+  for (; c < w; ++c) {
+    p0[c] = s[3 * c];
+    p1[c] = s[3 * c + 1];
+    p2[c] = s[3 * c + 2];
+  }
+}
 
 struct Geometry {
   DeviceOrder order;
@@ -67,6 +119,40 @@ void zero(T* p, size_t n) {
   if (n) std::memset(p, 0, n * sizeof(T));
 }
 
+// Per-pixel copies of a few channels: unrolled for n ≤ 8 so they stay inline moves (a plain loop is turned into a
+// memcpy/memset library call per pixel by the compiler, which costs more than the copy).
+template <typename T>
+inline void copy_small(T* d, const T* s, size_t n) {
+  switch (n) {
+    case 8: d[7] = s[7]; [[fallthrough]];
+    case 7: d[6] = s[6]; [[fallthrough]];
+    case 6: d[5] = s[5]; [[fallthrough]];
+    case 5: d[4] = s[4]; [[fallthrough]];
+    case 4: d[3] = s[3]; [[fallthrough]];
+    case 3: d[2] = s[2]; [[fallthrough]];
+    case 2: d[1] = s[1]; [[fallthrough]];
+    case 1: d[0] = s[0]; [[fallthrough]];
+    case 0: return;
+    default: std::memcpy(d, s, n * sizeof(T));
+  }
+}
+
+template <typename T>
+inline void zero_small(T* d, size_t n) {
+  switch (n) {
+    case 8: d[7] = 0; [[fallthrough]];
+    case 7: d[6] = 0; [[fallthrough]];
+    case 6: d[5] = 0; [[fallthrough]];
+    case 5: d[4] = 0; [[fallthrough]];
+    case 4: d[3] = 0; [[fallthrough]];
+    case 3: d[2] = 0; [[fallthrough]];
+    case 2: d[1] = 0; [[fallthrough]];
+    case 1: d[0] = 0; [[fallthrough]];
+    case 0: return;
+    default: std::memset(d, 0, n * sizeof(T));
+  }
+}
+
 // Writes the whole device frame: host row r (s.w · s.f dense elements) is `row(r)`, called once per r in order.
 template <typename T, typename RowFn>
 void write_device(const Geometry& g, RowFn&& row, T* dev) {
@@ -82,8 +168,8 @@ void write_device(const Geometry& g, RowFn&& row, T* dev) {
           std::memcpy(d, s, W * F * sizeof(T));
         } else {
           for (size_t c = 0; c < W; ++c) {
-            std::memcpy(d + c * hwF, s + c * F, F * sizeof(T));
-            zero(d + c * hwF + F, hwF - F);
+            copy_small(d + c * hwF, s + c * F, F);
+            zero_small(d + c * hwF + F, hwF - F);
           }
         }
         zero(d + W * hwF, (hwW - W) * hwF);
@@ -95,6 +181,8 @@ void write_device(const Geometry& g, RowFn&& row, T* dev) {
         T* d = dev + r * g.row_stride;
         if (F == 1) {
           std::memcpy(d, s, W * sizeof(T));
+        } else if (F == 3) {  // RGB: one pass over the pixels, three channel rows
+          deinterleave3(s, d, d + hwW, d + 2 * hwW, W);
         } else {
           for (size_t f = 0; f < F; ++f) {
             T* plane = d + f * hwW;
@@ -115,8 +203,8 @@ void write_device(const Geometry& g, RowFn&& row, T* dev) {
           const size_t f0 = group * 8;
           const size_t n = f0 < F ? std::min<size_t>(8, F - f0) : 0;
           for (size_t c = 0; c < W; ++c) {
-            if (n) std::memcpy(gd + c * 8, s + c * F + f0, n * sizeof(T));
-            zero(gd + c * 8 + n, 8 - n);
+            copy_small(gd + c * 8, s + c * F + f0, n);
+            zero_small(gd + c * 8 + n, 8 - n);
           }
           zero(gd + W * 8, (hwW - W) * 8);
         }

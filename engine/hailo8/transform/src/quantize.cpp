@@ -1,6 +1,6 @@
-// aisrv Hailo-8 host transforms — quantize / de-quantize kernels. The quantize kernel is written with SSE2 (x86-64)
-// or NEON (aarch64) intrinsics because it runs on every input frame; a scalar loop with identical results covers
-// other targets. Every path computes exactly HailoRT's float expression (clip, true division by scale, add zero
+// aisrv Hailo-8 host transforms — quantize / de-quantize kernels. The quantize kernel is written with SSE2 (x86-64,
+// plus an AVX2 variant picked at run time) or NEON (aarch64) intrinsics because it runs on every input frame; a scalar
+// loop with identical results covers other targets and the tails. Every path computes exactly HailoRT's float expression (clip, true division by scale, add zero
 // point, round half to even) — no reciprocal multiplication, which would change results near .5 ties.
 #include "aisrv/engine/hailo8/transform/quantize.hpp"
 
@@ -13,6 +13,10 @@
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define AISRV_HAVE_AVX2_CLONE 1
+#endif
 #elif defined(__ARM_NEON) && defined(__aarch64__)
 #include <arm_neon.h>
 #endif
@@ -113,6 +117,55 @@ void quantize_u16_sse2(const float* in, uint16_t* out, size_t n, const QuantKern
   }
   quantize_scalar<uint16_t>(in + i, out + i, n - i, p);
 }
+
+#if defined(AISRV_HAVE_AVX2_CLONE)
+// AVX2 variants, chosen at run time when the CPU has AVX2 (8 lanes: the division dominates the cost).
+__attribute__((target("avx2"))) inline __m256i quantize8_avx2(__m256 v, bool identity, __m256 vmin, __m256 vmax,
+                                                               __m256 vscale, __m256 vzp, __m256 vqmax) {
+  if (!identity) {
+    v = _mm256_min_ps(vmax, v);  // NaN stays NaN (see quantize4_sse2)
+    v = _mm256_max_ps(vmin, v);
+    v = _mm256_add_ps(_mm256_div_ps(v, vscale), vzp);
+  }
+  v = _mm256_max_ps(v, _mm256_setzero_ps());  // NaN → 0
+  v = _mm256_min_ps(v, vqmax);
+  return _mm256_cvtps_epi32(v);
+}
+
+__attribute__((target("avx2"))) void quantize_u8_avx2(const float* in, uint8_t* out, size_t n,
+                                                      const QuantKernelParams& p) {
+  const __m256 vmin = _mm256_set1_ps(p.min), vmax = _mm256_set1_ps(p.max), vscale = _mm256_set1_ps(p.scale),
+               vzp = _mm256_set1_ps(p.zp), vqmax = _mm256_set1_ps(255.0f);
+  // packs/packus work within 128-bit lanes; this permutation puts the 32 bytes back in element order.
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m256i a = quantize8_avx2(_mm256_loadu_ps(in + i), p.identity, vmin, vmax, vscale, vzp, vqmax);
+    const __m256i b = quantize8_avx2(_mm256_loadu_ps(in + i + 8), p.identity, vmin, vmax, vscale, vzp, vqmax);
+    const __m256i c = quantize8_avx2(_mm256_loadu_ps(in + i + 16), p.identity, vmin, vmax, vscale, vzp, vqmax);
+    const __m256i d = quantize8_avx2(_mm256_loadu_ps(in + i + 24), p.identity, vmin, vmax, vscale, vzp, vqmax);
+    const __m256i bytes = _mm256_packus_epi16(_mm256_packs_epi32(a, b), _mm256_packs_epi32(c, d));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_permutevar8x32_epi32(bytes, order));
+  }
+  quantize_u8_sse2(in + i, out + i, n - i, p);
+}
+
+__attribute__((target("avx2"))) void quantize_u16_avx2(const float* in, uint16_t* out, size_t n,
+                                                       const QuantKernelParams& p) {
+  const __m256 vmin = _mm256_set1_ps(p.min), vmax = _mm256_set1_ps(p.max), vscale = _mm256_set1_ps(p.scale),
+               vzp = _mm256_set1_ps(p.zp), vqmax = _mm256_set1_ps(65535.0f);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256i a = quantize8_avx2(_mm256_loadu_ps(in + i), p.identity, vmin, vmax, vscale, vzp, vqmax);
+    const __m256i b = quantize8_avx2(_mm256_loadu_ps(in + i + 8), p.identity, vmin, vmax, vscale, vzp, vqmax);
+    const __m256i words = _mm256_packus_epi32(a, b);  // [a0-3 b0-3 | a4-7 b4-7]
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_permute4x64_epi64(words, 0xD8));
+  }
+  quantize_u16_sse2(in + i, out + i, n - i, p);
+}
+
+bool cpu_has_avx2() { return __builtin_cpu_supports("avx2"); }
+#endif
 
 #elif defined(__ARM_NEON) && defined(__aarch64__)
 
@@ -240,6 +293,9 @@ QuantKernelParams make_kernel_params(const QuantInfo& qp) {
 
 void quantize_kernel(const float* in, uint8_t* out, size_t n, const QuantKernelParams& p) {
   RoundToNearest guard;
+#if defined(AISRV_HAVE_AVX2_CLONE)
+  if (cpu_has_avx2()) return quantize_u8_avx2(in, out, n, p);
+#endif
 #if defined(__SSE2__)
   quantize_u8_sse2(in, out, n, p);
 #elif defined(__ARM_NEON) && defined(__aarch64__)
@@ -251,6 +307,9 @@ void quantize_kernel(const float* in, uint8_t* out, size_t n, const QuantKernelP
 
 void quantize_kernel(const float* in, uint16_t* out, size_t n, const QuantKernelParams& p) {
   RoundToNearest guard;
+#if defined(AISRV_HAVE_AVX2_CLONE)
+  if (cpu_has_avx2()) return quantize_u16_avx2(in, out, n, p);
+#endif
 #if defined(__SSE2__)
   quantize_u16_sse2(in, out, n, p);
 #elif defined(__ARM_NEON) && defined(__aarch64__)
