@@ -216,6 +216,7 @@ int main(int argc, char** argv) {
              "memcpy_frame", 1e-3, "ms");
   if (print_line(collector, "hailo.yolov8_nms.yolov8n_110cls", "yolov8_nms", "read_output_bytes_once",
                  "read_yolov8_bytes", 1.0, "us")) {
+    std::fflush(stdout);
     std::fprintf(stderr, "bench_hailo: yolov8_nms frame: %.0f candidates above the score threshold, %.0f boxes kept\n",
                  collector.counters["yolov8_nms.candidates"], collector.counters["yolov8_nms.detections"]);
   }
