@@ -22,7 +22,9 @@ struct ServeOptions {
   std::vector<std::string> listen;  // socket endpoints (unix:PATH, tcp:...)
   std::vector<std::pair<uint32_t, uint32_t>> chains;
   uint32_t max_payload = AISRV_MAX_PAYLOAD;
-  size_t io_threads = 2;
+  size_t io_threads = 1;
+  std::vector<std::pair<uint32_t, std::string>> sensors;  // engine -> raw frame source path
+  unsigned stream_fps = 10;                              // START_ACQUIRE_STREAM rate
 };
 
 // Blocks SIGINT/SIGTERM for the calling process; call before any thread is started.

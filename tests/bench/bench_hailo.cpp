@@ -1,7 +1,6 @@
-// aisrv `tools/bench hailo` figures: Hailo-8 host transforms timed with Google Benchmark, each against a baseline
-// measured in the same run, printed one per line as
-//   bench NAME: VALUE UNIT vs BASELINE VALUE UNIT = RATIO x
-// (median of the repetitions). Figures:
+// aisrv benchmarks — `tools/bench hailo` (run through tools/bench.d/hailo): Hailo-8 host transforms timed with
+// Google Benchmark, each against a baseline measured in the same run, printed with bench_report.hpp's one-line
+// format (median of 7 repetitions). Figures:
 //   hailo.quantize_pad.nhwc      float32 640×640×3 frame → uint8 NHWC device frame (the order of the RGB inputs in
 //                                the test HEFs), qp scale 1/255, vs memcpy of the float frame (the bytes it must read)
 //   hailo.quantize_reorder.nhcw  the same into NHCW (yolov8n's input order: three channel rows per image row)
@@ -19,6 +18,7 @@
 
 #include "aisrv/engine/hailo8/transform/layout.hpp"
 #include "aisrv/engine/hailo8/transform/yolov8_nms.hpp"
+#include "bench_report.hpp"
 
 using namespace aisrv::engine::hailo8::transform;
 
@@ -197,8 +197,7 @@ bool print_line(const Collector& c, const char* name, const char* value_key, con
                 const char* base_key, double to_unit, const char* unit) {
   const auto v = c.median_us.find(value_key), b = c.median_us.find(base_key);
   if (v == c.median_us.end() || b == c.median_us.end()) return false;  // filtered out
-  std::printf("bench %s: %.3f %s vs %s %.3f %s = %.2f x\n", name, v->second * to_unit, unit, base_name,
-              b->second * to_unit, unit, v->second / b->second);
+  aisrv::bench::report(name, v->second * to_unit, unit, base_name, b->second * to_unit, unit, v->second / b->second);
   return true;
 }
 
@@ -216,7 +215,6 @@ int main(int argc, char** argv) {
              "memcpy_frame", 1e-3, "ms");
   if (print_line(collector, "hailo.yolov8_nms.yolov8n_110cls", "yolov8_nms", "read_output_bytes_once",
                  "read_yolov8_bytes", 1.0, "us")) {
-    std::fflush(stdout);
     std::fprintf(stderr, "bench_hailo: yolov8_nms frame: %.0f candidates above the score threshold, %.0f boxes kept\n",
                  collector.counters["yolov8_nms.candidates"], collector.counters["yolov8_nms.detections"]);
   }

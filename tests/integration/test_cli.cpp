@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
-#include <regex>
 
 #include "process.hpp"
 #include "test_backend.hpp"
@@ -24,13 +23,7 @@ struct Fixture {
   std::string unix_target = "unix:" + sock;
   std::string tcp_target;
 
-  Fixture() {
-    std::smatch m;
-    const std::string log = server.log();
-    static const std::regex re("listening on (tcp:[0-9.]+:[0-9]+)");
-    REQUIRE(std::regex_search(log, m, re));
-    tcp_target = m[1];
-  }
+  Fixture() { tcp_target = server.wait_log("listening on (tcp:[0-9.]+:[0-9]+)"); }
 
   test::RunResult cli(std::vector<std::string> args, const std::string& target = {}) {
     std::vector<std::string> full{AISRV_CLI, "--connect", target.empty() ? unix_target : target};

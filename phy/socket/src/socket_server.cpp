@@ -26,6 +26,8 @@ using TcpProto = asio::ip::tcp;
 
 namespace {
 
+constexpr int kSocketBuffer = 4 << 20;
+
 // A Unix socket path is stale when it is a socket nobody accepts on.
 bool unix_socket_is_live(const std::string& path) {
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -159,6 +161,13 @@ class SocketServer::Impl {
   template <typename Socket>
   void on_accepted(Socket socket, const std::string& where) {
     std::string peer = where;
+    {
+      // Large socket buffers let a megabyte payload or response move in a few system calls instead of many
+      // fill/drain cycles (the kernel caps them at net.core.[rw]mem_max).
+      boost::system::error_code ignored;
+      socket.set_option(asio::socket_base::send_buffer_size(kSocketBuffer), ignored);
+      socket.set_option(asio::socket_base::receive_buffer_size(kSocketBuffer), ignored);
+    }
     if constexpr (std::is_same_v<Socket, TcpProto::socket>) {
       boost::system::error_code ec;
       socket.set_option(TcpProto::no_delay(true), ec);
