@@ -10,6 +10,7 @@
 #include "aisrv/phy/socket_server.hpp"
 #include "aisrv/phy/usb_function.hpp"
 #include "aisrv/protocol/endpoint.hpp"
+#include "aisrv/frame_source.hpp"
 #include "aisrv/server.hpp"
 
 namespace aisrv::daemon {
@@ -37,10 +38,20 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
   so.chains = options.chains;
   so.logger = logger;
   if (!options.usb_ffs.empty()) so.extra_capabilities |= AISRV_CAP_CRC32;  // the USB framing's CRC trailer
+  for (const auto& [engine, path] : options.sensors) {
+    auto source = server::open_raw_frame_source(path);
+    if (!source) {
+      logger->error("--sensor {}={}: {}", engine, path, source.error().message);
+      return kExitUsage;
+    }
+    so.sensors.emplace_back(engine, server::SensorConfig{std::move(source).value(),
+                                                         std::chrono::milliseconds(1000 / options.stream_fps)});
+    logger->info("engine {}: sensor {}", engine, path);
+  }
   auto server = server::Server::create(std::move(so), std::move(backends));
   if (!server) {
     logger->error("{}", server.error().message);
-    return 1;
+    return kExitUsage;
   }
 
   phy::SocketServerOptions sockopts;
@@ -53,12 +64,12 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
     auto ep = protocol::parse_socket_endpoint(l);
     if (!ep) {
       logger->error("--listen {}", ep.error().message);
-      return 1;
+      return kExitUsage;
     }
     auto bound = sockets.listen(*ep);
     if (!bound) {
       logger->error("{}", bound.error().message);
-      return 1;
+      return bound.error().code == Errc::invalid_argument ? kExitUsage : kExitStartup;
     }
     logger->info("listening on {}", bound->to_string());
   }
@@ -69,7 +80,7 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
     if (!started) {
       logger->error("--usb-ffs {}: {}", options.usb_ffs, started.error().message);
       sockets.stop();
-      return 1;
+      return kExitStartup;
     }
     usb = std::move(started).value();
     logger->info("USB: FunctionFS descriptors written to {}; the gadget can be bound to a UDC", options.usb_ffs);
