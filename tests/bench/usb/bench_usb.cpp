@@ -110,6 +110,16 @@ struct Aisrv {
       if (auto st = c->set_input(0, 0, data); !st) die(st.error().what());
     return mb_per_s(size * static_cast<size_t>(count), Clock::now() - t0);
   }
+  // Median round trip of HELLO (command packet, status, empty payload), microseconds.
+  double hello_us(int count) {
+    std::vector<double> us;
+    for (int i = 0; i < count; ++i) {
+      const auto t0 = Clock::now();
+      if (auto st = c->hello(); !st) die(st.error().what());
+      us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    }
+    return bench::percentile(us, 0.5);
+  }
   double get(size_t size, int count) {
     const auto t0 = Clock::now();
     for (int i = 0; i < count; ++i) {
@@ -154,6 +164,7 @@ int main(int argc, char** argv) {
       Aisrv a(*at, true, size);
       figures["set"].push_back(a.set(size, count));
       figures["get"].push_back(a.get(size, count));
+      figures["hello"].push_back(a.hello_us(20));
     }
     figures["raw_in"].push_back(raw.in(size, count));
     {
@@ -163,6 +174,8 @@ int main(int argc, char** argv) {
     }
   }
   auto med = [&](const char* k) { return bench::percentile(figures[k], 0.5); };
+  // A diagnostic, not a figure with a baseline: what one command costs besides its payload on this machine.
+  std::fprintf(stderr, "bench_usb: HELLO round trip %.0f us (median)\n", med("hello"));
   const std::string sz = size % (1u << 20) == 0 ? std::to_string(size >> 20) + "MiB" : std::to_string(size) + "B";
   const double ro = med("raw_out"), ri = med("raw_in");
   bench::report("usb_set_input_" + sz, med("set"), "MB/s", "raw_bulk_out_" + sz, ro, "MB/s", med("set") / ro);

@@ -1,8 +1,9 @@
 // aisrv benchmarks — the device side of the raw USB baseline (tools/bench usb, inside the QEMU guest): a FunctionFS
 // function with the same endpoints as aisrv but a plain vendor interface, served the simplest way, with blocking
-// read()/write() on the endpoint files and no protocol. Bulk OUT is a sink (every transfer read into a buffer larger
-// than the transfer and dropped); bulk IN is a source (transfers of --size bytes, each ended by a zero-length packet
-// when it is a multiple of the packet size, as FunctionFS never adds one).
+// read()/write() on the endpoint files and no protocol. Bulk OUT is a sink (read in requests of 1 MiB + 4 KiB, a
+// 1 MiB transfer and its terminating packet in one, and dropped); bulk IN is a source (transfers of --size bytes
+// written in requests of up to 1 MiB, each transfer ended by a zero-length packet when it is a multiple of the packet
+// size, as FunctionFS never adds one).
 //   ffs_raw_device FFS_DIR [--size BYTES]
 #include <endian.h>
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -72,18 +74,24 @@ int main(int argc, char** argv) {
         }
     }
   });
-  std::thread sink([out, size] {
-    std::vector<uint8_t> buf(size + 4096);
+  constexpr size_t kRequest = 1u << 20;
+  std::thread sink([out] {
+    std::vector<uint8_t> buf(kRequest + 4096);
     while (true) {
       if (::read(out, buf.data(), buf.size()) < 0 && errno != EINTR) usleep(10000);  // disabled: wait
     }
   });
-  std::vector<uint8_t> data(size, 0x5A);
+  std::vector<uint8_t> data(std::min(size, kRequest), 0x5A);
   size_t mps = 0;
   while (true) {
-    if (::write(in, data.data(), data.size()) < 0) {
-      if (errno != EINTR) usleep(10000);
-      continue;
+    size_t sent = 0;
+    while (sent < size) {
+      const size_t len = std::min(kRequest, size - sent);
+      if (::write(in, data.data(), len) < 0) {
+        if (errno != EINTR) usleep(10000);
+        continue;
+      }
+      sent += len;
     }
     if (!mps) {
       usb_endpoint_descriptor d{};

@@ -40,7 +40,7 @@ struct Rig {
     std::vector<std::unique_ptr<engine::InferenceBackend>> backends;
     backends.push_back(std::make_unique<test::TestBackend>());
     backends.push_back(std::make_unique<test::TestBackend>());
-    server = std::move(server::Server::create(so, std::move(backends))).value();
+    server = std::move(server::Server::create(std::move(so), std::move(backends))).value();
     session = std::move(phy::usb::UsbSession::create(*server, link.device())).value();
     link.attach(session.get());
     link.enable();

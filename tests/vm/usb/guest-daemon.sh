@@ -3,7 +3,8 @@
 # FunctionFS mount, binds the gadget (tools/usb-gadget bind) and waits until the host side configured the device;
 # `stop` sends SIGTERM and fails unless the server exited with 0 (clean shutdown; under ASan: no leak). Closing ep0
 # makes the kernel unbind the gadget, so the host sees an unplug.
-#   aisrv-vm-daemon start|stop      env: AISRV_VM_GADGET (aisrv), AISRV_VM_FFS (/dev/ffs-NAME), AISRV_VM_UDC
+#   aisrv-vm-daemon start|stop      env: AISRV_VM_GADGET (aisrv), AISRV_VM_FFS (/dev/ffs-NAME), AISRV_VM_UDC,
+#                                   AISRV_VM_SERVER=aisrvd (the real daemon with two CPU engines instead)
 NAME=${AISRV_VM_GADGET:-aisrv}
 FFS=${AISRV_VM_FFS:-/dev/ffs-$NAME}
 G=/sys/kernel/config/usb_gadget/$NAME
@@ -24,7 +25,12 @@ case "$1" in
 start)
   rm -f /run/server-$NAME.rc
   (
-    aisrv_test_server --usb-ffs "$FFS" --listen "unix:/run/aisrv-$NAME.sock" --engines 2 >> /tmp/server-$NAME.log 2>&1 &
+    if [ "${AISRV_VM_SERVER:-test}" = aisrvd ]; then
+      aisrvd --usb-ffs "$FFS" --listen "unix:/run/aisrv-$NAME.sock" --engine 0=cpu --engine 1=cpu:kernels=ref \
+        >> /tmp/server-$NAME.log 2>&1 &
+    else
+      aisrv_test_server --usb-ffs "$FFS" --listen "unix:/run/aisrv-$NAME.sock" --engines 2 >> /tmp/server-$NAME.log 2>&1 &
+    fi
     echo $! > /run/server-$NAME.pid
     wait $!
     echo $? > /run/server-$NAME.rc

@@ -62,6 +62,18 @@ cli_check() {
   cat /tmp/bad.txt
   [ $rc = 1 ] && grep -q 'does not exist' /tmp/bad.txt
 }
+cpu_phase() {  # the real aisrvd with CPU engines on FunctionFS: the conformance suite with a real TFLite model
+  [ -f /testdata/model.tflite ] || { log "no test data in the guest: CPU engine phase skipped"; return 0; }
+  cpu_rc=0
+  aisrv-vm-daemon stop || return 1
+  AISRV_VM_SERVER=aisrvd aisrv-vm-daemon start || return 1
+  AISRV_CONF_CONNECT=usb:1209:0001 AISRV_CONF_MODEL=/testdata/model.tflite AISRV_CONF_INPUT=/testdata/input.bin \
+    AISRV_CONF_EXPECTED=/testdata/expected.bin conformance_suite || cpu_rc=1
+  aisrv --connect usb:1209:0001 status || cpu_rc=1
+  AISRV_VM_SERVER=aisrvd aisrv-vm-daemon stop || cpu_rc=1
+  aisrv-vm-daemon start || return 1
+  return $cpu_rc
+}
 speed_phase() {  # speed_phase DUMMY_HCD_PARAM MPS MAXLEN: reload dummy_hcd at another speed, lengths at its packets
   aisrv-vm-daemon stop || return 1
   usb-gadget down > /dev/null || return 1
@@ -82,6 +94,7 @@ if [ "$MODE" = test ]; then
   selected cli && phase cli cli_check
   selected conformance && phase conformance env AISRV_CONF_CONNECT=usb:1209:0001 conformance_suite
   selected usb-high-speed && phase usb-high-speed env AISRV_VM_MPS=512 usb_vm_test -tc="$TC"
+  selected cpu-engine && phase cpu-engine cpu_phase
   # other speeds: the payload lengths at their packet sizes (full speed moves ~1 MB/s: short lengths only)
   selected usb-super-speed && phase usb-super-speed speed_phase is_super_speed=1 1024 300000
   selected usb-full-speed && phase usb-full-speed speed_phase is_high_speed=0 64 20000
@@ -94,17 +107,24 @@ if [ "$MODE" = test ]; then
 fi
 
 # ---------------------------------------------------------------------------------------------- bench mode
+raw_start() {  # raw_start SIZE: the raw sink/source with IN transfers of SIZE bytes, bound to dummy_udc.0
+  [ -z "$RAW_PID" ] || { kill "$RAW_PID"; wait "$RAW_PID"; sleep 0.5; }
+  ffs_raw_device /dev/ffs-raw --size "$1" > /tmp/raw.log 2>&1 &
+  RAW_PID=$!
+  usb-gadget bind --name raw --udc dummy_udc.0 > /dev/null || return 1
+  sleep 1
+  udevadm settle -t 10
+}
 bench_run() {
-  for n in raw aisrv; do
-    [ "$(cat /sys/class/udc/dummy_udc.$([ $n = raw ] && echo 0 || echo 1)/state)" = configured ] || return 1
-  done
-  bench_usb --raw usb:1209:0002 --aisrv usb:1209:0001 --size 1048576 --count 16 --rounds 3
+  raw_start 1048576 || return 1
+  bench_usb --raw usb:1209:0002 --aisrv usb:1209:0001 --size 1048576 --count 16 --rounds 3 || return 1
+  # larger payloads: the cost per command is spread over more bytes
+  raw_start 4194304 || return 1
+  bench_usb --raw usb:1209:0002 --aisrv usb:1209:0001 --size 4194304 --count 4 --rounds 3
 }
 if [ "$MODE" = bench ]; then
   phase modules load_modules num=2
   phase raw-up usb-gadget up --name raw --pid 0x0002 --serial RAW
-  ffs_raw_device /dev/ffs-raw > /tmp/raw.log 2>&1 &
-  phase raw-bind usb-gadget bind --name raw --udc dummy_udc.0
   phase aisrv-up usb-gadget up --serial BENCH
   phase daemon-start env AISRV_VM_UDC=dummy_udc.1 aisrv-vm-daemon start
   sleep 1

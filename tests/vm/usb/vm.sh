@@ -36,7 +36,8 @@ for tool in qemu-system-x86_64 cpio depmod modprobe xz readelf dpkg apt-get ldd 
 done
 [ -x /bin/busybox ] || skip "/bin/busybox is missing (busybox-static)"
 if [ "$mode" = test ]; then
-  bins=("$build/tests/aisrv_test_server" "$build/tests/conformance_suite" "$build/tests/usb_vm_test" "$build/bin/aisrv")
+  bins=("$build/tests/aisrv_test_server" "$build/tests/conformance_suite" "$build/tests/usb_vm_test" "$build/bin/aisrv"
+        "$build/bin/aisrvd")
 else
   bins=("$build/tests/aisrv_test_server" "$build/bench/bench_usb" "$build/bench/ffs_raw_device")
 fi
@@ -128,6 +129,15 @@ cp "$root/tools/usb-gadget" "$r/usr/bin/usb-gadget"
 cp "$here/guest-init.sh" "$r/init"
 cp "$here/guest-daemon.sh" "$r/usr/bin/aisrv-vm-daemon"
 chmod +x "$r/init" "$r/usr/bin/usb-gadget" "$r/usr/bin/aisrv-vm-daemon"
+# A real model for aisrvd's CPU engine (third-party test data: ../shared/testdata, or $AISRV_TESTDATA; the phase is
+# skipped without it): person_detect with its person image and the output TFLite Micro computed for it.
+testdata="${AISRV_TESTDATA:-$root/../shared/testdata}"
+if [ "$mode" = test ] && [ -f "$testdata/expected/person_detect__person_int8_96x96.out0.bin" ]; then
+  mkdir -p "$r/testdata"
+  cp "$testdata/tflite/tensorflow__tflite-micro/person_detect.tflite" "$r/testdata/model.tflite"
+  cp "$testdata/reference_io/tflite-micro/person_int8_96x96.bin" "$r/testdata/input.bin"
+  cp "$testdata/expected/person_detect__person_int8_96x96.out0.bin" "$r/testdata/expected.bin"
+fi
 : > "$r/etc/aisrv-vm-modules"
 for ko in $(modprobe -d "$kroot" -S "$kver" -a --show-depends dummy_hcd libcomposite usb_f_fs |
             awk '$1 == "insmod" { print $2 }' | awk '!seen[$0]++'); do

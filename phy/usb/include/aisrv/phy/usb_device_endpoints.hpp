@@ -44,10 +44,11 @@ class DeviceEndpoints {
   // Reads one transfer from bulk OUT into `buffer` (its size a multiple of max_packet()). `on_data` (may be empty)
   // sees the bytes in order as they arrive, while later parts are still in flight.
   virtual IoResult receive(std::span<uint8_t> buffer, const OnData& on_data) = 0;
-  // Puts `data` and then `tail` on bulk IN as one continuous stream of packets (a payload and its CRC trailer);
-  // both must stay valid until flush().
+  // Puts `data` and then `tail` on bulk IN as one continuous stream of packets (a payload and its CRC trailer).
+  // Several sends continue one transfer as long as the earlier ones are multiples of the packet size.
   virtual IoResult send(std::span<const uint8_t> data, std::span<const uint8_t> tail = {}) = 0;
-  // Waits until everything sent is on the bus.
+  // Reports a failure of what was sent so far. An implementation may return before the host has read everything
+  // (the FunctionFS one queues writes and collects their completions later).
   virtual IoResult flush() = 0;
   // Stalls both endpoints (nothing may be queued on IN). The host clears the halts.
   virtual IoResult halt() = 0;
