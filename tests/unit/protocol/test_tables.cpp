@@ -114,3 +114,25 @@ TEST_CASE("Result carries a value or an error") {
   CHECK(*chain(1) == 2);
   CHECK(chain(bad).error().code == Errc::bad_tensor);
 }
+
+#include "aisrv/protocol/endpoint.hpp"
+
+TEST_CASE("socket endpoints") {
+  auto u = parse_socket_endpoint("unix:/run/aisrv.sock");
+  REQUIRE(u.ok());
+  CHECK(u->kind == SocketEndpoint::Kind::unix_socket);
+  CHECK(u->path == "/run/aisrv.sock");
+  auto t = parse_socket_endpoint("tcp:7000");
+  REQUIRE(t.ok());
+  CHECK(t->host == "127.0.0.1");
+  CHECK(t->port == 7000);
+  auto h = parse_socket_endpoint("tcp:0.0.0.0:7001");
+  REQUIRE(h.ok());
+  CHECK(h->host == "0.0.0.0");
+  auto v6 = parse_socket_endpoint("tcp:[::1]:7002");
+  REQUIRE(v6.ok());
+  CHECK(v6->host == "::1");
+  CHECK(v6->to_string() == "tcp:[::1]:7002");
+  for (auto bad : {"unix:", "tcp:", "tcp:host:", "tcp:70000", "tcp:x:y", "udp:1", "tcp:[::1]7"})
+    CHECK(!parse_socket_endpoint(bad).ok());
+}

@@ -1,0 +1,95 @@
+// aisrvd — the AI server daemon: parses the command line, builds the engines from --engine, and serves
+// (daemon/serve.cpp) until SIGINT/SIGTERM.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+
+#include "aisrv/build_info.hpp"
+#include "aisrv/engine/builtin.hpp"
+#include "aisrv/protocol/endpoint.hpp"
+#include "aisrv/protocol/limits.h"
+#include "daemon_config.hpp"
+#include "serve.hpp"
+
+namespace {
+
+constexpr int kExitUsage = 2;
+
+std::string engine_help(const aisrv::engine::BackendRegistry& registry) {
+  std::string s = "Engine N runs KIND with options, e.g. 0=cpu or 0=cpu:kernels=ref,arena=4M (repeatable; engines "
+                  "are numbered 0..N-1). Kinds in this build:";
+  if (registry.entries().empty()) s += " none";
+  for (const auto& e : registry.entries()) s += fmt::format("\n  {}: {}", e.kind, e.description);
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace aisrv;
+  engine::BackendRegistry registry;
+  engine::register_builtin_backends(registry);
+
+  std::vector<std::string> listen_args, engine_args, chain_args;
+  std::string log_level = "info";
+  std::string max_payload_text = std::to_string(AISRV_MAX_PAYLOAD);
+  size_t io_threads = 2;
+
+  CLI::App app{"aisrvd — the aisrv AI server: serves the aisrv protocol (docs/protocol.md) on sockets, USB and SPI "
+               "to inference engines",
+               "aisrvd"};
+  app.set_version_flag("--version", "aisrvd " AISRV_VERSION_STRING " (protocol " +
+                                        std::to_string(AISRV_PROTOCOL_MAJOR) + "." +
+                                        std::to_string(AISRV_PROTOCOL_MINOR) + ")");
+  app.add_option("-l,--listen", listen_args,
+                 "Listen on unix:PATH (mode 0660), tcp:PORT (loopback) or tcp:HOST:PORT (repeatable; default " +
+                     protocol::default_socket_target() + ")");
+  app.add_option("-e,--engine", engine_args, engine_help(registry));
+  app.add_option("--chain", chain_args,
+                 "FROM:TO feeds engine FROM's outputs into engine TO's inputs and runs TO after each successful "
+                 "inference of FROM (repeatable)");
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  app.add_option("--max-payload", max_payload_text, "Largest request payload accepted (e.g. 16M; at most 64M)");
+  app.add_option("--io-threads", io_threads, "Socket event-loop threads")->check(CLI::Range(1, 64));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kExitUsage;
+  }
+
+  daemon::block_termination_signals();
+  auto logger = spdlog::stderr_color_mt("aisrvd");
+  logger->set_level(spdlog::level::from_str(log_level));
+  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  auto fail = [&](int code, const Error& e) {
+    logger->error("{}", e.message);
+    return code;
+  };
+
+  auto specs = daemon::parse_engine_args(engine_args.empty() ? std::vector<std::string>{"0=cpu"} : engine_args);
+  if (!specs) return fail(kExitUsage, specs.error());
+  auto chains = daemon::parse_chain_args(chain_args);
+  if (!chains) return fail(kExitUsage, chains.error());
+  auto max_payload = engine::parse_size(max_payload_text);
+  if (!max_payload) return fail(kExitUsage, max_payload.error());
+  if (*max_payload == 0 || *max_payload > AISRV_MAX_PAYLOAD)
+    return fail(kExitUsage, make_error(Errc::invalid_argument, "--max-payload must be 1..{}", AISRV_MAX_PAYLOAD));
+
+  std::vector<std::unique_ptr<engine::InferenceBackend>> backends;
+  for (size_t i = 0; i < specs->size(); ++i) {
+    auto b = registry.create((*specs)[i]);
+    if (!b) return fail(kExitUsage, make_error(b.error().code, "engine {}: {}", i, b.error().message));
+    logger->info("engine {}: {} ({})", i, (*b)->kind(), (*b)->options());
+    backends.push_back(std::move(b).value());
+  }
+
+  daemon::ServeOptions serve;
+  serve.listen = listen_args;
+  serve.chains = *chains;
+  serve.max_payload = static_cast<uint32_t>(*max_payload);
+  serve.io_threads = io_threads;
+  return daemon::serve(serve, std::move(backends), logger);
+}

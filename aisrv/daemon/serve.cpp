@@ -1,0 +1,76 @@
+// aisrvd — serving loop and orderly shutdown.
+#include "serve.hpp"
+
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+
+#include "aisrv/build_info.hpp"
+#include "aisrv/phy/socket_server.hpp"
+#include "aisrv/protocol/endpoint.hpp"
+#include "aisrv/server.hpp"
+
+namespace aisrv::daemon {
+
+namespace {
+sigset_t termination_signals() {
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, SIGINT);
+  sigaddset(&s, SIGTERM);
+  return s;
+}
+}  // namespace
+
+void block_termination_signals() {
+  const sigset_t s = termination_signals();
+  pthread_sigmask(SIG_BLOCK, &s, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
+int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::InferenceBackend>> backends,
+          std::shared_ptr<spdlog::logger> logger) {
+  server::ServerOptions so;
+  so.max_payload = options.max_payload;
+  so.chains = options.chains;
+  so.logger = logger;
+  auto server = server::Server::create(std::move(so), std::move(backends));
+  if (!server) {
+    logger->error("{}", server.error().message);
+    return 1;
+  }
+
+  phy::SocketServerOptions sockopts;
+  sockopts.io_threads = options.io_threads;
+  sockopts.logger = logger;
+  phy::SocketServer sockets(**server, sockopts);
+  std::vector<std::string> listen = options.listen;
+  if (listen.empty()) listen.push_back(protocol::default_socket_target());
+  for (const auto& l : listen) {
+    auto ep = protocol::parse_socket_endpoint(l);
+    if (!ep) {
+      logger->error("--listen {}", ep.error().message);
+      return 1;
+    }
+    auto bound = sockets.listen(*ep);
+    if (!bound) {
+      logger->error("{}", bound.error().message);
+      return 1;
+    }
+    logger->info("listening on {}", bound->to_string());
+  }
+  sockets.start();
+  logger->info("aisrvd {} ready ({} engine{})", AISRV_VERSION_STRING, (*server)->engine_count(),
+               (*server)->engine_count() == 1 ? "" : "s");
+
+  const sigset_t s = termination_signals();
+  int sig = 0;
+  sigwait(&s, &sig);
+  logger->info("{} received, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  sockets.stop();
+  logger->info("stopped");
+  return 0;
+}
+
+}  // namespace aisrv::daemon

@@ -1,0 +1,35 @@
+// aisrvd — serving: wires the interpreter to the configured transports, runs until SIGINT/SIGTERM, then shuts down
+// in order (stop accepting, close connections, finish running requests, remove socket files). Shared by aisrvd and
+// the test server in tests/ so both serve exactly the same way.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "aisrv/engine/backend.hpp"
+#include "aisrv/protocol/limits.h"
+#include "aisrv/protocol/result.hpp"
+
+namespace spdlog {
+class logger;
+}
+
+namespace aisrv::daemon {
+
+struct ServeOptions {
+  std::vector<std::string> listen;  // socket endpoints (unix:PATH, tcp:...)
+  std::vector<std::pair<uint32_t, uint32_t>> chains;
+  uint32_t max_payload = AISRV_MAX_PAYLOAD;
+  size_t io_threads = 2;
+};
+
+// Blocks SIGINT/SIGTERM for the calling process; call before any thread is started.
+void block_termination_signals();
+
+// Returns the process exit code: 0 after a clean shutdown, 1 when start-up failed (the reason is logged).
+int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::InferenceBackend>> backends,
+          std::shared_ptr<spdlog::logger> logger);
+
+}  // namespace aisrv::daemon

@@ -1,0 +1,196 @@
+// aisrv interpreter — server construction, the per-engine strands, and command dispatch.
+#include "aisrv/server.hpp"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <fmt/format.h>
+
+#include <set>
+
+#include "command_table.hpp"
+
+namespace aisrv::server {
+
+namespace {
+uint64_t ns_since(std::chrono::steady_clock::time_point t0) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+}
+}  // namespace
+
+// One strand per engine on a pool with one thread per engine: an engine's requests run in turn, in the order they
+// were submitted; engines run concurrently.
+class Server::Workers {
+ public:
+  explicit Workers(size_t engines) : pool_(engines ? engines : 1) {
+    strands_.reserve(engines);
+    for (size_t i = 0; i < engines; ++i) strands_.push_back(boost::asio::make_strand(pool_));
+  }
+  ~Workers() { pool_.join(); }
+
+  template <typename Fn>
+  void post(uint32_t engine, Fn&& fn) {
+    boost::asio::post(strands_[engine], std::forward<Fn>(fn));
+  }
+
+ private:
+  boost::asio::thread_pool pool_;
+  std::vector<boost::asio::strand<boost::asio::thread_pool::executor_type>> strands_;
+};
+
+Result<std::unique_ptr<Server>> Server::create(ServerOptions options,
+                                               std::vector<std::unique_ptr<engine::InferenceBackend>> backends) {
+  if (backends.empty()) return make_error(Errc::invalid_argument, "a server needs at least one engine");
+  if (backends.size() > AISRV_MAX_ENGINES)
+    return make_error(Errc::invalid_argument, "{} engines configured; the limit is {}", backends.size(),
+                      AISRV_MAX_ENGINES);
+  if (options.max_payload == 0 || options.max_payload > AISRV_MAX_PAYLOAD)
+    return make_error(Errc::invalid_argument, "max payload {} must be within 1..{}", options.max_payload,
+                      AISRV_MAX_PAYLOAD);
+  for (size_t i = 0; i < backends.size(); ++i)
+    if (!backends[i]) return make_error(Errc::invalid_argument, "engine {} has no backend", i);
+
+  // Chains: both ends exist, one outgoing chain per engine, no cycles.
+  std::vector<std::optional<uint32_t>> next(backends.size());
+  for (auto [from, to] : options.chains) {
+    if (from >= backends.size() || to >= backends.size())
+      return make_error(Errc::invalid_argument, "chain {}:{} names an engine that does not exist (engines 0..{})",
+                        from, to, backends.size() - 1);
+    if (from == to) return make_error(Errc::invalid_argument, "chain {}:{} feeds an engine into itself", from, to);
+    if (next[from]) return make_error(Errc::invalid_argument, "engine {} is chained twice", from);
+    next[from] = to;
+  }
+  for (size_t start = 0; start < next.size(); ++start) {
+    std::set<size_t> seen{start};
+    for (auto at = next[start]; at; at = next[*at])
+      if (!seen.insert(*at).second)
+        return make_error(Errc::invalid_argument, "the chains form a cycle through engine {}", start);
+  }
+
+  const auto epoch = std::chrono::steady_clock::now();
+  std::vector<std::unique_ptr<EngineSlot>> slots;
+  for (size_t i = 0; i < backends.size(); ++i) {
+    auto log = std::make_unique<DebugLog>(fmt::format("engine {}", i), options.logger, epoch, AISRV_DEBUG_LOG_LINES);
+    slots.push_back(std::make_unique<EngineSlot>(static_cast<uint32_t>(i), std::move(backends[i]),
+                                                 options.max_payload, std::move(log)));
+    slots.back()->set_chain_target(next[i]);
+  }
+  return std::unique_ptr<Server>(new Server(std::move(options), epoch, std::move(slots)));
+}
+
+Server::Server(ServerOptions options, std::chrono::steady_clock::time_point epoch,
+               std::vector<std::unique_ptr<EngineSlot>> engines)
+    : options_(std::move(options)),
+      epoch_(epoch),
+      log_(std::make_unique<DebugLog>("server", options_.logger, epoch_, AISRV_DEBUG_LOG_LINES)),
+      engines_(std::move(engines)),
+      commands_(std::make_unique<CommandTable>()),
+      workers_(std::make_unique<Workers>(engines_.size())) {
+  add_info_commands(*commands_);
+  add_model_commands(*commands_);
+  add_tensor_commands(*commands_);
+  add_acquire_commands(*commands_);
+  add_gpio_commands(*commands_);
+}
+
+Server::~Server() { workers_.reset(); }
+
+EngineSlot* Server::engine(uint32_t number) {
+  return number < engines_.size() ? engines_[number].get() : nullptr;
+}
+
+uint32_t Server::capabilities() const {
+  uint32_t caps = AISRV_CAP_TIMING_RECORD | AISRV_CAP_CANCEL | options_.extra_capabilities;
+  if (!options_.chains.empty()) caps |= AISRV_CAP_CHAIN;
+  return caps;
+}
+
+void Server::handle(const protocol::Request& request, protocol::Response& response) {
+  dispatch(request, response, 0);
+}
+
+void Server::submit(const protocol::Request& request, protocol::Response& response, Done done) {
+  const auto received = std::chrono::steady_clock::now();
+  const Handler* h = commands_->find(request.header.cmd);
+  const uint32_t engine = request.header.engine;
+  const bool queued = h && h->scope == Scope::engine && !h->immediate && engine < engines_.size();
+  if (!queued) {
+    dispatch(request, response, 0);
+    done();
+    return;
+  }
+  workers_->post(engine, [this, &request, &response, received, done = std::move(done)] {
+    dispatch(request, response, ns_since(received));
+    done();
+  });
+}
+
+void Server::dispatch(const protocol::Request& request, protocol::Response& response, uint64_t queue_ns) {
+  response.clear();
+  const auto& hdr = request.header;
+  EngineSlot* slot = engine(hdr.engine);
+  const std::string_view name = protocol::command_name(hdr.cmd);
+
+  auto fail = [&](const Error& e) {
+    response.status = to_status(e.code);
+    response.payload.clear();
+    if (slot) {
+      slot->note_error(name, e);
+    } else {
+      log_->add(fmt::format("{} (engine {}): {}", name, hdr.engine, e.message));
+    }
+  };
+
+  const Handler* h = commands_->find(hdr.cmd);
+  if (!h) {
+    fail(make_error(Errc::bad_command, "unknown opcode {:#04x} (engine {}, tensor {}, {} payload bytes)", hdr.cmd,
+                    hdr.engine, hdr.tensor, request.payload.size()));
+    return;
+  }
+  if (h->scope == Scope::engine && !slot) {
+    fail(make_error(Errc::bad_engine, "engine {} does not exist (the server has {} engine{})", hdr.engine,
+                    engines_.size(), engines_.size() == 1 ? "" : "s"));
+    return;
+  }
+  if (request.payload.size() > options_.max_payload) {
+    fail(make_error(Errc::bad_length, "payload of {} bytes exceeds the limit of {} bytes", request.payload.size(),
+                    options_.max_payload));
+    return;
+  }
+  if (h->payload == Payload::none && !request.payload.empty()) {
+    fail(make_error(Errc::bad_length, "takes no payload, {} bytes were sent", request.payload.size()));
+    return;
+  }
+  CommandContext ctx{*this, h->scope == Scope::engine ? slot : nullptr, request, response, queue_ns};
+  Status st = h->fn(ctx);
+  if (!st) fail(st.error());
+}
+
+Status Server::start_inference(EngineSlot& slot, uint64_t queue_ns) {
+  if (!slot.chain_target()) return slot.infer(queue_ns);
+  std::vector<std::vector<uint8_t>> outputs;
+  AISRV_TRY(slot.infer(queue_ns, &outputs));
+  run_chain(slot.number(), std::move(outputs));
+  return ok();
+}
+
+void Server::run_chain(uint32_t from, std::vector<std::vector<uint8_t>> carry) {
+  uint32_t at = from;
+  while (auto to = engines_[at]->chain_target()) {
+    EngineSlot& target = *engines_[*to];
+    std::vector<std::vector<uint8_t>> next;
+    const bool more = target.chain_target().has_value();
+    Status st = target.infer_with(carry, more ? &next : nullptr);
+    if (!st) {
+      target.note_error(fmt::format("chain from engine {}", at), st.error());
+      engines_[at]->log().add(fmt::format("chain to engine {} failed: {}", *to, st.error().message));
+      return;
+    }
+    if (!more) return;
+    carry = std::move(next);
+    at = *to;
+  }
+}
+
+}  // namespace aisrv::server

@@ -1,0 +1,50 @@
+// aisrv CLI — state shared by every subcommand: global options, the lazily opened client, output in text or JSON,
+// and the exit-code policy (0 ok, 1 the server answered an error, 2 usage, 3 cannot connect / link failure).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "aisrv/client/client.hpp"
+
+namespace aisrv::cli {
+
+enum ExitCode { kOk = 0, kServerError = 1, kUsage = 2, kNoConnection = 3 };
+int exit_code_for(Errc code);
+
+struct GlobalOptions {
+  std::string connect;  // --connect, else $AISRV_CONNECT, else the default socket
+  uint32_t engine = 0;  // --engine
+  bool json = false;    // --json
+  unsigned timeout_ms = 10000;
+};
+
+class CliContext {
+ public:
+  GlobalOptions options;
+
+  // The connected client (connects and checks the version on first use).
+  Result<client::Client*> client();
+  // Runs a subcommand body; an error is printed (stderr, or a JSON object with --json) and sets the exit code.
+  void run(const std::function<Status()>& body);
+  void print_json(const nlohmann::json& j) const;
+  int exit_code() const { return exit_code_; }
+  void set_exit_code(int code) { exit_code_ = code; }
+  std::string target() const;
+
+ private:
+  std::optional<client::Client> client_;
+  int exit_code_ = kOk;
+};
+
+// Command groups (one file each). Each adds its subcommands to `app`.
+void add_basic_commands(CLI::App& app, CliContext& ctx);
+void add_model_commands(CLI::App& app, CliContext& ctx);
+void add_inference_commands(CLI::App& app, CliContext& ctx);
+
+}  // namespace aisrv::cli

@@ -1,0 +1,73 @@
+// aisrv host — the C++ client library: typed commands over any host transport. Errors come back as
+// aisrv::Error whose Errc is mapped from the server's status bit (no_model, model_error, bad_tensor…) or is a local
+// one (io_error, timeout, incompatible…); for server errors the message carries the server's own debug-log line.
+// connect() checks the protocol version and refuses an incompatible server, saying why.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "aisrv/client/transport.hpp"
+#include "aisrv/protocol/payloads.hpp"
+
+namespace aisrv::client {
+
+enum class Placement { arena, external };  // SET_MODEL_PRIMARY / SET_MODEL_SECONDARY
+
+// Parses a --connect target and opens the transport: unix:PATH, tcp:HOST:PORT, tcp:PORT (more schemes are added by
+// the USB and SPI transports). Errc::invalid_argument for a target it cannot parse.
+Result<std::unique_ptr<HostTransport>> open_transport(std::string_view target, const ConnectOptions& options);
+
+class Client {
+ public:
+  // open_transport + handshake.
+  static Result<Client> connect(std::string_view target, const ConnectOptions& options = {});
+  // Wraps an open transport; call handshake() before use to check the version.
+  explicit Client(std::unique_ptr<HostTransport> transport);
+
+  // GET_VERSION and the compatibility check (Errc::incompatible with the reason).
+  Status handshake();
+  const protocol::VersionInfo& server_version() const { return version_; }
+  HostTransport& transport() { return *transport_; }
+  // On a server error, fetch the engine's last debug-log line into the error message (default on).
+  void set_fetch_error_details(bool on) { fetch_details_ = on; }
+
+  Status hello();
+  Result<uint32_t> id();
+  Result<protocol::VersionInfo> version();
+  Result<uint32_t> status(uint32_t engine);
+  Result<protocol::Spec> spec(uint32_t engine, uint32_t tensor = 0);
+  Result<protocol::ModelTensors> tensor_info(uint32_t engine);
+  Result<protocol::EngineInfo> engine_info(uint32_t engine);
+  Result<uint32_t> input_length(uint32_t engine, uint32_t tensor);
+  Result<uint32_t> output_length(uint32_t engine, uint32_t tensor);
+
+  Status load_model(uint32_t engine, std::span<const uint8_t> model, Placement placement = Placement::external);
+  Status load_model_from_flash(uint32_t engine, Placement placement = Placement::external);
+  Status unload_model(uint32_t engine);
+
+  Status set_input(uint32_t engine, uint32_t tensor, std::span<const uint8_t> data);
+  Result<std::vector<uint8_t>> get_input(uint32_t engine, uint32_t tensor);
+  Status start_inference(uint32_t engine);
+  Result<std::vector<uint8_t>> get_output(uint32_t engine, uint32_t tensor);
+  Status cancel(uint32_t engine);
+
+  Result<std::vector<uint32_t>> timings(uint32_t engine);
+  Result<protocol::TimingRecord> timing_record(uint32_t engine);
+  // `lines` = 0: all lines. engine = AISRV_ENGINE_SERVER: the server log.
+  Result<std::string> debug_log(uint32_t engine, uint32_t lines = 0);
+
+  // Any command: the raw response payload, or the error its status maps to.
+  Result<std::vector<uint8_t>> call(uint32_t cmd, uint32_t engine, uint32_t tensor,
+                                    std::span<const uint8_t> payload = {});
+
+ private:
+  std::unique_ptr<HostTransport> transport_;
+  protocol::VersionInfo version_;
+  bool fetch_details_ = true;
+  protocol::Response response_;
+};
+
+}  // namespace aisrv::client

@@ -1,0 +1,36 @@
+// aisrv host — the host-transport interface: moves one command (header + payload) to a server and brings back its
+// status and payload. Implementations: sockets (Unix/TCP), USB (libusb), SPI (C99 MCU client). A transport knows
+// only framing; it raises local errors (I/O, timeout, protocol violation) as Errc values.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "aisrv/protocol/payloads.hpp"
+#include "aisrv/protocol/protocol.hpp"
+
+namespace aisrv::client {
+
+class HostTransport {
+ public:
+  virtual ~HostTransport() = default;
+
+  // Sends one request and receives its response into `response`. After a local error the transport is ready for a
+  // new attempt (it reconnects on the next call when the link was lost).
+  virtual Status transact(const protocol::Header& header, std::span<const uint8_t> payload,
+                          protocol::Response& response) = 0;
+  // What the transport talks to, e.g. "unix:/run/aisrv.sock".
+  virtual std::string describe() const = 0;
+  // Called with the server's GET_VERSION answer after a successful handshake (capability negotiation).
+  virtual void negotiated(const protocol::VersionInfo& server) { (void)server; }
+  // Capability bits this transport offers (announced back to the server where the transport supports it).
+  virtual uint32_t capabilities() const { return 0; }
+};
+
+struct ConnectOptions {
+  std::chrono::milliseconds timeout{10000};  // per command
+};
+
+}  // namespace aisrv::client

@@ -1,0 +1,164 @@
+// aisrv host — client library: typed commands, error mapping with the server's reason, version handshake.
+#include "aisrv/client/client.hpp"
+
+#include "aisrv/client/socket_transport.hpp"
+#include "aisrv/protocol/endpoint.hpp"
+#include "aisrv/protocol/limits.h"
+
+namespace aisrv::client {
+
+using protocol::Command;
+
+Result<std::unique_ptr<HostTransport>> open_transport(std::string_view target, const ConnectOptions& options) {
+  if (target.rfind("unix:", 0) == 0 || target.rfind("tcp:", 0) == 0) {
+    auto ep = AISRV_TRY(protocol::parse_socket_endpoint(target));
+    auto t = AISRV_TRY(SocketTransport::connect(ep, options));
+    return std::unique_ptr<HostTransport>(std::move(t));
+  }
+  return make_error(Errc::invalid_argument, "cannot connect to '{}': expected unix:PATH, tcp:HOST:PORT or tcp:PORT",
+                    target);
+}
+
+Result<Client> Client::connect(std::string_view target, const ConnectOptions& options) {
+  auto transport = AISRV_TRY(open_transport(target, options));
+  Client c(std::move(transport));
+  AISRV_TRY(c.handshake());
+  return c;
+}
+
+Client::Client(std::unique_ptr<HostTransport> transport) : transport_(std::move(transport)) {}
+
+Status Client::handshake() {
+  version_ = AISRV_TRY(version());
+  AISRV_TRY(protocol::check_compatible(version_, AISRV_PROTOCOL_MAJOR, AISRV_PROTOCOL_MIN_MAJOR));
+  transport_->negotiated(version_);
+  return ok();
+}
+
+Result<std::vector<uint8_t>> Client::call(uint32_t cmd, uint32_t engine, uint32_t tensor,
+                                          std::span<const uint8_t> payload) {
+  AISRV_TRY(transport_->transact(protocol::Header{cmd, engine, tensor}, payload, response_));
+  if (response_.status == AISRV_STATUS_OKAY) return std::move(response_.payload);
+  const uint32_t status = response_.status;
+  Error e{from_status(status), std::string(protocol::status_name(status)) + " from " +
+                                   std::string(protocol::command_name(cmd))};
+  if (fetch_details_ && cmd != static_cast<uint32_t>(Command::GET_DEBUG_LOG)) {
+    // The server logged why; the engine's log, or the server's when the engine number was the problem.
+    const uint32_t log_engine =
+        (e.code == Errc::bad_engine || (version_.engines && engine >= version_.engines)) ? AISRV_ENGINE_SERVER
+                                                                                          : engine;
+    protocol::Header h{static_cast<uint32_t>(Command::GET_DEBUG_LOG), log_engine, 1};
+    if (transport_->transact(h, {}, response_).ok() && response_.status == AISRV_STATUS_OKAY &&
+        !response_.payload.empty()) {
+      std::string line(response_.payload.begin(), response_.payload.end());
+      while (!line.empty() && line.back() == '\n') line.pop_back();
+      if (const size_t stamp_end = line.find("] "); line.rfind("[", 0) == 0 && stamp_end != std::string::npos)
+        line = line.substr(stamp_end + 2);
+      e.message = line;
+    }
+  }
+  return e;
+}
+
+namespace {
+template <typename T, typename Decode>
+Result<T> decoded(Result<std::vector<uint8_t>> r, Decode decode) {
+  if (!r) return std::move(r).error();
+  return decode(*r);
+}
+uint32_t op(Command c) { return static_cast<uint32_t>(c); }
+}  // namespace
+
+Status Client::hello() {
+  AISRV_TRY(call(op(Command::HELLO), 0, 0));
+  return ok();
+}
+
+Result<uint32_t> Client::id() { return decoded<uint32_t>(call(op(Command::GET_ID), 0, 0), protocol::decode_u32); }
+
+Result<protocol::VersionInfo> Client::version() {
+  return decoded<protocol::VersionInfo>(call(op(Command::GET_VERSION), 0, 0), protocol::decode_version);
+}
+
+Result<uint32_t> Client::status(uint32_t engine) {
+  return decoded<uint32_t>(call(op(Command::GET_STATUS), engine, 0), protocol::decode_u32);
+}
+
+Result<protocol::Spec> Client::spec(uint32_t engine, uint32_t tensor) {
+  return decoded<protocol::Spec>(call(op(Command::GET_SPEC), engine, tensor), protocol::decode_spec);
+}
+
+Result<protocol::ModelTensors> Client::tensor_info(uint32_t engine) {
+  return decoded<protocol::ModelTensors>(call(op(Command::GET_TENSOR_INFO), engine, 0),
+                                         protocol::decode_tensor_info);
+}
+
+Result<protocol::EngineInfo> Client::engine_info(uint32_t engine) {
+  return decoded<protocol::EngineInfo>(call(op(Command::GET_ENGINE_INFO), engine, 0),
+                                       protocol::decode_engine_info);
+}
+
+Result<uint32_t> Client::input_length(uint32_t engine, uint32_t tensor) {
+  return decoded<uint32_t>(call(op(Command::GET_INPUT_TENSOR_LENGTH), engine, tensor), protocol::decode_u32);
+}
+
+Result<uint32_t> Client::output_length(uint32_t engine, uint32_t tensor) {
+  return decoded<uint32_t>(call(op(Command::GET_OUTPUT_TENSOR_LENGTH), engine, tensor), protocol::decode_u32);
+}
+
+Status Client::load_model(uint32_t engine, std::span<const uint8_t> model, Placement placement) {
+  const auto cmd = placement == Placement::arena ? Command::SET_MODEL_PRIMARY : Command::SET_MODEL_SECONDARY;
+  AISRV_TRY(call(op(cmd), engine, 0, model));
+  return ok();
+}
+
+Status Client::load_model_from_flash(uint32_t engine, Placement placement) {
+  const auto cmd =
+      placement == Placement::arena ? Command::SET_MODEL_PRIMARY_FLASH : Command::SET_MODEL_SECONDARY_FLASH;
+  AISRV_TRY(call(op(cmd), engine, 0));
+  return ok();
+}
+
+Status Client::unload_model(uint32_t engine) {
+  AISRV_TRY(call(op(Command::UNLOAD_MODEL), engine, 0));
+  return ok();
+}
+
+Status Client::set_input(uint32_t engine, uint32_t tensor, std::span<const uint8_t> data) {
+  AISRV_TRY(call(op(Command::SET_INPUT_TENSOR), engine, tensor, data));
+  return ok();
+}
+
+Result<std::vector<uint8_t>> Client::get_input(uint32_t engine, uint32_t tensor) {
+  return call(op(Command::GET_INPUT_TENSOR), engine, tensor);
+}
+
+Status Client::start_inference(uint32_t engine) {
+  AISRV_TRY(call(op(Command::START_INFER), engine, 0));
+  return ok();
+}
+
+Result<std::vector<uint8_t>> Client::get_output(uint32_t engine, uint32_t tensor) {
+  return call(op(Command::GET_OUTPUT_TENSOR), engine, tensor);
+}
+
+Status Client::cancel(uint32_t engine) {
+  AISRV_TRY(call(op(Command::CANCEL_INFER), engine, 0));
+  return ok();
+}
+
+Result<std::vector<uint32_t>> Client::timings(uint32_t engine) {
+  return decoded<std::vector<uint32_t>>(call(op(Command::GET_TIMINGS), engine, 0), protocol::decode_timings);
+}
+
+Result<protocol::TimingRecord> Client::timing_record(uint32_t engine) {
+  return decoded<protocol::TimingRecord>(call(op(Command::GET_TIMING_RECORD), engine, 0),
+                                         protocol::decode_timing_record);
+}
+
+Result<std::string> Client::debug_log(uint32_t engine, uint32_t lines) {
+  auto r = AISRV_TRY(call(op(Command::GET_DEBUG_LOG), engine, lines));
+  return std::string(r.begin(), r.end());
+}
+
+}  // namespace aisrv::client

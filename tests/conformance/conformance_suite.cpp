@@ -1,0 +1,267 @@
+// aisrv conformance suite — every command and every error case, through the client library, independent of the
+// transport. Each transport re-runs it unchanged:
+//   AISRV_CONF_CONNECT   target to test (unix:…, tcp:…, usb…, spi-sim:…); when unset the suite starts the test
+//                        server itself, on a Unix socket or on TCP when AISRV_CONF_TRANSPORT=tcp
+//   AISRV_CONF_MODEL     model file for engine 0 (default: a test-double model, which needs the test server)
+//   AISRV_CONF_INPUT     raw input tensor 0 for that model;  AISRV_CONF_EXPECTED  expected output tensor 0 bytes
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <regex>
+
+#include "aisrv/client/client.hpp"
+#include "aisrv/protocol/limits.h"
+#include "process.hpp"
+#include "test_backend.hpp"
+#include "testdata.hpp"
+
+using namespace aisrv;
+using namespace aisrv::protocol;
+
+namespace {
+
+struct Target {
+  std::string connect;
+  std::vector<uint8_t> model, input, expected;
+  std::unique_ptr<test::TempDir> dir;
+  std::unique_ptr<test::ServerProcess> server;
+};
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+Target& target() {
+  static Target t = [] {
+    Target t;
+    t.connect = env("AISRV_CONF_CONNECT");
+    if (t.connect.empty()) {
+      t.dir = std::make_unique<test::TempDir>();
+      const std::string sock = t.dir->file("conf.sock");
+      const bool tcp = env("AISRV_CONF_TRANSPORT") == "tcp";
+      std::vector<std::string> args{AISRV_TEST_SERVER, "--listen", "unix:" + sock, "--engines", "2"};
+      if (tcp) args.insert(args.end(), {"--listen", "tcp:0"});
+      t.server = std::make_unique<test::ServerProcess>(args, sock);
+      t.connect = "unix:" + sock;
+      if (tcp) {
+        std::smatch m;
+        const std::string log = t.server->log();
+        static const std::regex re("listening on (tcp:[0-9.]+:[0-9]+)");
+        if (!std::regex_search(log, m, re)) throw std::runtime_error("test server did not report its TCP port:\n" + log);
+        t.connect = m[1];
+      }
+    }
+    if (const auto model = env("AISRV_CONF_MODEL"); !model.empty()) {
+      t.model = test::read_file(model);
+      t.input = test::read_file(env("AISRV_CONF_INPUT"));
+      if (const auto e = env("AISRV_CONF_EXPECTED"); !e.empty()) t.expected = test::read_file(e);
+    } else {
+      t.model = test::make_test_model(test::TestModelSpec{{16}, {16}, 4, 0});
+      t.input.resize(16);
+      for (size_t i = 0; i < 16; ++i) t.input[i] = static_cast<uint8_t>(i * 3);
+      t.expected = test::expected_output(t.input, 16, 0);
+    }
+    return t;
+  }();
+  return t;
+}
+
+client::Client connect() {
+  auto c = client::Client::connect(target().connect);
+  if (!c) FAIL("cannot connect to " << target().connect << ": " << c.error().what());
+  return std::move(c).value();
+}
+
+void load(client::Client& c) {
+  auto st = c.load_model(0, target().model);
+  REQUIRE_MESSAGE(st.ok(), (st ? "" : st.error().what()));
+}
+
+}  // namespace
+
+TEST_CASE("handshake, id, hello, version") {
+  auto c = connect();
+  CHECK(c.server_version().major == AISRV_PROTOCOL_MAJOR);
+  CHECK(c.server_version().engines >= 1);
+  CHECK(*c.id() == AISRV_SERVER_ID);
+  CHECK(c.hello().ok());
+}
+
+TEST_CASE("unknown opcodes and bad engines are refused and the link stays in sync") {
+  auto c = connect();
+  const uint32_t engines = c.server_version().engines;
+  for (uint32_t op : {0x42u, 0x7Fu, 0xFEu, 0x12345678u}) {
+    auto r = c.call(op, 0, 0);
+    REQUIRE(!r);
+    CHECK(r.error().code == Errc::bad_command);
+    CHECK(r.error().message.find("unknown opcode") != std::string::npos);
+    CHECK(c.hello().ok());
+  }
+  auto r = c.spec(engines);
+  REQUIRE(!r);
+  CHECK(r.error().code == Errc::bad_engine);
+  CHECK(r.error().message.find("does not exist") != std::string::npos);
+  CHECK(c.status(0xFFFFFFFEu).error().code == Errc::bad_engine);
+  CHECK(c.hello().ok());
+  auto log = c.debug_log(AISRV_ENGINE_SERVER);
+  REQUIRE(log.ok());
+  CHECK(log->find("does not exist") != std::string::npos);
+  CHECK(c.call(static_cast<uint32_t>(Command::NONE), 0, 0).error().code == Errc::bad_command);
+}
+
+TEST_CASE("without a model: NO_MODEL everywhere a model is needed") {
+  auto c = connect();
+  (void)c.unload_model(0);
+  CHECK(c.start_inference(0).error().code == Errc::no_model);
+  CHECK(c.spec(0).error().code == Errc::no_model);
+  CHECK(c.tensor_info(0).error().code == Errc::no_model);
+  CHECK(c.get_output(0, 0).error().code == Errc::no_model);
+  CHECK(c.set_input(0, 0, target().input).error().code == Errc::no_model);
+  CHECK(c.timings(0).error().code == Errc::no_model);
+  CHECK(c.unload_model(0).error().code == Errc::no_model);
+  auto info = c.engine_info(0);
+  REQUIRE(info.ok());
+  CHECK(!info->model_loaded);
+}
+
+TEST_CASE("model lifecycle, inference and every read-back command") {
+  auto c = connect();
+  load(c);
+  auto spec = c.spec(0);
+  REQUIRE(spec.ok());
+  CHECK(spec->input_length == target().input.size());
+  if (!target().expected.empty()) CHECK(spec->output_length == target().expected.size());
+  CHECK(*c.input_length(0, 0) == target().input.size());
+  auto info = c.tensor_info(0);
+  REQUIRE(info.ok());
+  CHECK(info->model_bytes == target().model.size());
+  REQUIRE(!info->inputs.empty());
+  REQUIRE(!info->outputs.empty());
+  CHECK(info->inputs[0].bytes == target().input.size());
+
+  REQUIRE(c.set_input(0, 0, target().input).ok());
+  CHECK(*c.get_input(0, 0) == target().input);
+  REQUIRE(c.start_inference(0).ok());
+  auto out = c.get_output(0, 0);
+  REQUIRE(out.ok());
+  CHECK(out->size() == spec->output_length);
+  if (!target().expected.empty()) CHECK(*out == target().expected);
+  auto t = c.timings(0);
+  REQUIRE(t.ok());
+  CHECK(t->size() * 4 == spec->timings_length);
+  auto rec = c.timing_record(0);
+  REQUIRE(rec.ok());
+  CHECK(rec->layers.size() == t->size());
+  auto einfo = c.engine_info(0);
+  REQUIRE(einfo.ok());
+  CHECK(einfo->model_loaded);
+  CHECK(einfo->inferences >= 1);
+  // the same inference again gives the same bytes
+  REQUIRE(c.start_inference(0).ok());
+  CHECK(*c.get_output(0, 0) == *out);
+  REQUIRE(c.unload_model(0).ok());
+  CHECK(c.start_inference(0).error().code == Errc::no_model);
+}
+
+TEST_CASE("wrong lengths and indices: each has its status, a log line, and changes nothing") {
+  auto c = connect();
+  load(c);
+  REQUIRE(c.set_input(0, 0, target().input).ok());
+  std::vector<uint8_t> wrong(target().input.size() + 1, 0x5A);
+  auto r = c.set_input(0, 0, wrong);
+  REQUIRE(!r);
+  CHECK(r.error().code == Errc::bad_length);
+  CHECK(r.error().message.find(std::to_string(target().input.size())) != std::string::npos);
+  wrong.resize(target().input.size() - 1);
+  CHECK(c.set_input(0, 0, wrong).error().code == Errc::bad_length);
+  CHECK(c.set_input(0, 0, {}).error().code == Errc::bad_length);
+  CHECK(*c.get_input(0, 0) == target().input);  // unchanged
+  CHECK(c.set_input(0, AISRV_MAX_TENSORS, target().input).error().code == Errc::bad_tensor);
+  CHECK(c.get_output(0, 0xFFFFFFFFu).error().code == Errc::bad_tensor);
+  CHECK(c.spec(0, AISRV_MAX_TENSORS).error().code == Errc::bad_tensor);
+  // a payload on a command that takes none
+  const std::vector<uint8_t> junk{1, 2, 3};
+  CHECK(c.call(static_cast<uint32_t>(Command::GET_SPEC), 0, 0, junk).error().code == Errc::bad_length);
+  CHECK(c.call(static_cast<uint32_t>(Command::START_INFER), 0, 0, junk).error().code == Errc::bad_length);
+  auto log = c.debug_log(0);
+  REQUIRE(log.ok());
+  CHECK(log->find("SET_INPUT_TENSOR") != std::string::npos);
+  CHECK(log->find("takes no payload") != std::string::npos);
+  // the status word saw the errors once
+  auto word = c.status(0);
+  REQUIRE(word.ok());
+  CHECK((*word & AISRV_STATUS_ERROR_BAD_LENGTH) != 0);
+  CHECK((*word & AISRV_STATUS_ERROR_BAD_TENSOR) != 0);
+  CHECK((*c.status(0) & AISRV_STATUS_ERROR_MASK) == 0);
+  // and the engine still works
+  REQUIRE(c.start_inference(0).ok());
+  if (!target().expected.empty()) CHECK(*c.get_output(0, 0) == target().expected);
+}
+
+TEST_CASE("malformed models are refused with a reason; the engine is left without a model") {
+  auto c = connect();
+  std::mt19937 rng(1234);
+  std::vector<uint8_t> junk(4096);
+  for (auto& b : junk) b = static_cast<uint8_t>(rng());
+  auto r = c.load_model(0, junk);
+  REQUIRE(!r);
+  CHECK(r.error().code == Errc::model_error);
+  CHECK(!r.error().message.empty());
+  CHECK(c.start_inference(0).error().code == Errc::no_model);
+  CHECK(c.load_model(0, {}).error().code == Errc::model_error);
+  // a truncated real model
+  std::vector<uint8_t> half(target().model.begin(), target().model.begin() + target().model.size() / 2);
+  CHECK(c.load_model(0, half).error().code == Errc::model_error);
+  load(c);
+  REQUIRE(c.set_input(0, 0, target().input).ok());
+  CHECK(c.start_inference(0).ok());
+}
+
+TEST_CASE("sensor, GPIO and server-upgrade commands without hardware say what is missing") {
+  auto c = connect();
+  for (auto cmd : {Command::START_ACQUIRE_SINGLE, Command::START_ACQUIRE_STREAM, Command::GET_ACQUIRE_MODE,
+                   Command::GET_SENSOR_TENSOR, Command::GET_OUTPUT_GPIO_EN, Command::GET_OUTPUT_GPIO_THRESH,
+                   Command::GET_OUTPUT_GPIO_MODE, Command::SET_SERVER}) {
+    CAPTURE(command_name(static_cast<uint32_t>(cmd)));
+    auto r = c.call(static_cast<uint32_t>(cmd), 0, 0);
+    REQUIRE(!r);
+    CHECK(r.error().code == Errc::not_supported);
+    CHECK(!r.error().message.empty());
+  }
+  const std::vector<uint8_t> one{1, 0, 0, 0};
+  for (auto cmd : {Command::SET_OUTPUT_GPIO_EN, Command::SET_OUTPUT_GPIO_THRESH, Command::SET_OUTPUT_GPIO_MODE}) {
+    CHECK(c.call(static_cast<uint32_t>(cmd), 0, 0, one).error().code == Errc::not_supported);
+  }
+}
+
+TEST_CASE("debug log returns its last lines") {
+  auto c = connect();
+  for (int i = 0; i < 3; ++i) (void)c.start_inference(1);
+  auto all = c.debug_log(1);
+  auto last = c.debug_log(1, 1);
+  REQUIRE(all.ok());
+  REQUIRE(last.ok());
+  CHECK(std::count(last->begin(), last->end(), '\n') == 1);
+  CHECK(all->size() >= last->size());
+  CHECK(all->find(*last) != std::string::npos);
+}
+
+TEST_CASE("large payloads near the transport's packet and buffer sizes round-trip") {
+  auto c = connect();
+  const uint32_t limit = c.server_version().max_payload;
+  // A model upload of a few MiB of junk is read completely and refused by the engine, not by the transport.
+  std::vector<uint8_t> big(std::min<uint32_t>(limit, 3u << 20) - 1, 0xA5);
+  CHECK(c.load_model(0, big).error().code == Errc::model_error);
+  CHECK(c.hello().ok());
+  load(c);
+}
+
+TEST_CASE("a server started by the suite shuts down cleanly (no leaks under ASan)") {
+  auto& t = target();
+  if (!t.server) return;  // an external target is managed by whoever started it
+  const int code = t.server->stop();
+  CHECK_MESSAGE(code == 0, t.server->log());
+}

@@ -1,0 +1,37 @@
+// aisrv tests — a server process for integration tests: serves exactly like aisrvd (daemon/serve.cpp) but with the
+// test-double backend on every engine, so transports, CLI and client can be tested without a real engine.
+//   aisrv_test_server --listen unix:/tmp/x.sock [--listen tcp:0] [--engines 2] [--chain 0:1]
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "daemon_config.hpp"
+#include "serve.hpp"
+#include "test_backend.hpp"
+
+int main(int argc, char** argv) {
+  using namespace aisrv;
+  std::vector<std::string> listen, chain_args;
+  unsigned engines = 2;
+  std::string max_payload = std::to_string(AISRV_MAX_PAYLOAD);
+  CLI::App app{"aisrv test server (test-double backends)"};
+  app.add_option("-l,--listen", listen)->required();
+  app.add_option("--engines", engines)->check(CLI::Range(1u, AISRV_MAX_ENGINES));
+  app.add_option("--chain", chain_args);
+  app.add_option("--max-payload", max_payload);
+  CLI11_PARSE(app, argc, argv);
+
+  daemon::block_termination_signals();
+  auto logger = spdlog::stderr_color_mt("test-server");
+  logger->set_level(spdlog::level::info);
+  auto chains = daemon::parse_chain_args(chain_args);
+  auto limit = engine::parse_size(max_payload);
+  if (!chains || !limit) return 2;
+  std::vector<std::unique_ptr<engine::InferenceBackend>> backends;
+  for (unsigned i = 0; i < engines; ++i) backends.push_back(std::make_unique<test::TestBackend>());
+  daemon::ServeOptions options;
+  options.listen = listen;
+  options.chains = *chains;
+  options.max_payload = static_cast<uint32_t>(*limit);
+  return daemon::serve(options, std::move(backends), logger);
+}
