@@ -35,10 +35,29 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
   so.max_payload = options.max_payload;
   so.chains = options.chains;
   so.logger = logger;
+  so.store = options.store;
   auto server = server::Server::create(std::move(so), std::move(backends));
   if (!server) {
     logger->error("{}", server.error().message);
     return 1;
+  }
+  // --boot: engines load their stored model as SET_MODEL_SECONDARY_FLASH would; a failure is logged (the engine's
+  // debug log says why) and the engine serves without a model, so a host can repair it over the protocol.
+  for (uint32_t n : options.boot) {
+    if (n >= (*server)->engine_count()) {
+      logger->error("--boot {}: engine {} does not exist (engines 0..{})", n, n, (*server)->engine_count() - 1);
+      return 1;
+    }
+    if (!options.store) {
+      logger->error("--boot {} needs a model store (--flash PATH)", n);
+      return 1;
+    }
+    protocol::Request req{protocol::Header{static_cast<uint32_t>(protocol::Command::SET_MODEL_SECONDARY_FLASH), n, 0},
+                          {}};
+    protocol::Response resp;
+    (*server)->handle(req, resp);
+    if (resp.status == AISRV_STATUS_OKAY) logger->info("engine {}: booted its stored model from flash", n);
+    else logger->error("engine {}: boot from flash failed ({})", n, protocol::status_names(resp.status));
   }
 
   phy::SocketServerOptions sockopts;

@@ -15,6 +15,9 @@
 namespace spdlog {
 class logger;
 }
+namespace aisrv::flash {
+class ModelStore;
+}
 
 namespace aisrv::daemon {
 
@@ -23,6 +26,8 @@ struct ServeOptions {
   std::vector<std::pair<uint32_t, uint32_t>> chains;
   uint32_t max_payload = AISRV_MAX_PAYLOAD;
   size_t io_threads = 2;
+  flash::ModelStore* store = nullptr;  // --flash (not owned; outlives serve())
+  std::vector<uint32_t> boot;          // --boot N: engines that load their stored model before serving
 };
 
 // Blocks SIGINT/SIGTERM for the calling process; call before any thread is started.

@@ -92,6 +92,7 @@ Server::Server(ServerOptions options, std::chrono::steady_clock::time_point epoc
   add_tensor_commands(*commands_);
   add_acquire_commands(*commands_);
   add_gpio_commands(*commands_);
+  add_flash_commands(*commands_);
 }
 
 Server::~Server() { workers_.reset(); }
@@ -103,6 +104,7 @@ EngineSlot* Server::engine(uint32_t number) {
 uint32_t Server::capabilities() const {
   uint32_t caps = AISRV_CAP_TIMING_RECORD | AISRV_CAP_CANCEL | options_.extra_capabilities;
   if (!options_.chains.empty()) caps |= AISRV_CAP_CHAIN;
+  if (options_.store) caps |= AISRV_CAP_FLASH;
   return caps;
 }
 

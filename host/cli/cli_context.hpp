@@ -46,5 +46,7 @@ class CliContext {
 void add_basic_commands(CLI::App& app, CliContext& ctx);
 void add_model_commands(CLI::App& app, CliContext& ctx);
 void add_inference_commands(CLI::App& app, CliContext& ctx);
+void add_flash_commands(CLI::App& app, CliContext& ctx);
+void add_flash_image_commands(CLI::App& app, CliContext& ctx);
 
 }  // namespace aisrv::cli
