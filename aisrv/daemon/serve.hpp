@@ -25,7 +25,9 @@ struct ServeOptions {
   std::vector<std::string> listen;  // socket endpoints (unix:PATH, tcp:...)
   std::vector<std::pair<uint32_t, uint32_t>> chains;
   uint32_t max_payload = AISRV_MAX_PAYLOAD;
-  size_t io_threads = 2;
+  size_t io_threads = 1;
+  std::vector<std::pair<uint32_t, std::string>> sensors;  // engine -> raw frame source path
+  unsigned stream_fps = 10;                              // START_ACQUIRE_STREAM rate
   flash::ModelStore* store = nullptr;  // --flash (not owned; outlives serve())
   std::vector<uint32_t> boot;          // --boot N: engines that load their stored model before serving
 };

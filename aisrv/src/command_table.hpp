@@ -29,11 +29,18 @@ enum class Scope : uint8_t {
 
 enum class Payload : uint8_t { none, any };
 
+// How submit() runs an engine-scope command.
+enum class Run : uint8_t {
+  queued,     // always in the engine's turn, on its strand (may call the backend's load/invoke: can be long)
+  quick,      // on the caller's thread when nothing is queued for the engine, else in its turn (never long)
+  immediate,  // at once, lock-free (status polls)
+};
+
 struct Handler {
   HandlerFn fn = nullptr;
   Scope scope = Scope::engine;
   Payload payload = Payload::none;
-  bool immediate = false;  // answered at once even in engine scope (lock-free status polls)
+  Run run = Run::queued;
 };
 
 class CommandTable {

@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <memory>
 #include <random>
-#include <regex>
 
 #include "aisrv/client/client.hpp"
 #include "aisrv/protocol/limits.h"
@@ -46,13 +45,7 @@ Target& target() {
       if (tcp) args.insert(args.end(), {"--listen", "tcp:0"});
       t.server = std::make_unique<test::ServerProcess>(args, sock);
       t.connect = "unix:" + sock;
-      if (tcp) {
-        std::smatch m;
-        const std::string log = t.server->log();
-        static const std::regex re("listening on (tcp:[0-9.]+:[0-9]+)");
-        if (!std::regex_search(log, m, re)) throw std::runtime_error("test server did not report its TCP port:\n" + log);
-        t.connect = m[1];
-      }
+      if (tcp) t.connect = t.server->wait_log("listening on (tcp:[0-9.]+:[0-9]+)");
     }
     if (const auto model = env("AISRV_CONF_MODEL"); !model.empty()) {
       t.model = test::read_file(model);

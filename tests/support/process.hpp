@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <regex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -163,6 +164,19 @@ class ServerProcess {
       std::fclose(f);
     }
     return s;
+  }
+
+  // Waits until the server's log matches `pattern` (e.g. its TCP port); returns the first match group.
+  std::string wait_log(const std::string& pattern, std::chrono::seconds timeout = std::chrono::seconds(30)) const {
+    const std::regex re(pattern);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::smatch m;
+      const std::string text = log();
+      if (std::regex_search(text, m, re)) return m.size() > 1 ? m[1].str() : m[0].str();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    throw std::runtime_error("server log never matched '" + pattern + "':\n" + log());
   }
 
   // Resident set size of the server in KiB (from /proc).

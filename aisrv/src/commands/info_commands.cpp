@@ -73,13 +73,13 @@ Status set_server(CommandContext&) {
 
 void add_info_commands(CommandTable& t) {
   t.add(Command::NONE, {none, Scope::server});
-  t.add(Command::GET_STATUS, {get_status, Scope::engine, Payload::none, true});
+  t.add(Command::GET_STATUS, {get_status, Scope::engine, Payload::none, Run::immediate});
   t.add(Command::GET_ID, {get_id, Scope::server});
   t.add(Command::HELLO, {hello, Scope::server});
   t.add(Command::GET_VERSION, {get_version, Scope::server});
   t.add(Command::GET_DEBUG_LOG, {get_debug_log, Scope::server});
-  t.add(Command::GET_ENGINE_INFO, {get_engine_info, Scope::engine});
-  t.add(Command::CANCEL_INFER, {cancel_infer, Scope::engine, Payload::none, true});
+  t.add(Command::GET_ENGINE_INFO, {get_engine_info, Scope::engine, Payload::none, Run::quick});
+  t.add(Command::CANCEL_INFER, {cancel_infer, Scope::engine, Payload::none, Run::immediate});
   t.add(Command::SET_SERVER, {set_server, Scope::server});
 }
 

@@ -45,10 +45,10 @@ void add_model_commands(CommandTable& t) {
   t.add(Command::SET_MODEL_PRIMARY, {set_model_primary, Scope::engine, Payload::any});
   t.add(Command::SET_MODEL_SECONDARY, {set_model_secondary, Scope::engine, Payload::any});
   t.add(Command::UNLOAD_MODEL, {unload_model, Scope::engine});
-  t.add(Command::GET_SPEC, {get_spec, Scope::engine});
-  t.add(Command::GET_TENSOR_INFO, {get_tensor_info, Scope::engine});
-  t.add(Command::GET_INPUT_TENSOR_LENGTH, {get_input_length, Scope::engine});
-  t.add(Command::GET_OUTPUT_TENSOR_LENGTH, {get_output_length, Scope::engine});
+  t.add(Command::GET_SPEC, {get_spec, Scope::engine, Payload::none, Run::quick});
+  t.add(Command::GET_TENSOR_INFO, {get_tensor_info, Scope::engine, Payload::none, Run::quick});
+  t.add(Command::GET_INPUT_TENSOR_LENGTH, {get_input_length, Scope::engine, Payload::none, Run::quick});
+  t.add(Command::GET_OUTPUT_TENSOR_LENGTH, {get_output_length, Scope::engine, Payload::none, Run::quick});
 }
 
 }  // namespace aisrv::server

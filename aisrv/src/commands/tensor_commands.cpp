@@ -26,12 +26,12 @@ Status get_timing_record(CommandContext& c) {
 }  // namespace
 
 void add_tensor_commands(CommandTable& t) {
-  t.add(Command::SET_INPUT_TENSOR, {set_input, Scope::engine, Payload::any});
-  t.add(Command::GET_INPUT_TENSOR, {get_input, Scope::engine});
-  t.add(Command::GET_OUTPUT_TENSOR, {get_output, Scope::engine});
+  t.add(Command::SET_INPUT_TENSOR, {set_input, Scope::engine, Payload::any, Run::quick});
+  t.add(Command::GET_INPUT_TENSOR, {get_input, Scope::engine, Payload::none, Run::quick});
+  t.add(Command::GET_OUTPUT_TENSOR, {get_output, Scope::engine, Payload::none, Run::quick});
   t.add(Command::START_INFER, {start_infer, Scope::engine});
-  t.add(Command::GET_TIMINGS, {get_timings, Scope::engine});
-  t.add(Command::GET_TIMING_RECORD, {get_timing_record, Scope::engine});
+  t.add(Command::GET_TIMINGS, {get_timings, Scope::engine, Payload::none, Run::quick});
+  t.add(Command::GET_TIMING_RECORD, {get_timing_record, Scope::engine, Payload::none, Run::quick});
 }
 
 }  // namespace aisrv::server

@@ -31,6 +31,18 @@ class SocketTransport::Impl {
         if (!ec) s.set_option(asio::ip::tcp::no_delay(true), ec);
       }
     }
+    if (!ec) {
+      // Large buffers: a megabyte payload leaves in a few system calls (capped by net.core.[rw]mem_max).
+      std::visit(
+          [](auto& s) {
+            if constexpr (!std::is_same_v<std::decay_t<decltype(s)>, std::monostate>) {
+              boost::system::error_code ignored;
+              s.set_option(asio::socket_base::send_buffer_size(4 << 20), ignored);
+              s.set_option(asio::socket_base::receive_buffer_size(4 << 20), ignored);
+            }
+          },
+          socket_);
+    }
     if (ec) {
       socket_.emplace<std::monostate>();
       const bool absent = ec == asio::error::not_found || ec == asio::error::connection_refused ||

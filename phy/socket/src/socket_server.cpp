@@ -26,6 +26,8 @@ using TcpProto = asio::ip::tcp;
 
 namespace {
 
+constexpr int kSocketBuffer = 4 << 20;
+
 // A Unix socket path is stale when it is a socket nobody accepts on.
 bool unix_socket_is_live(const std::string& path) {
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -126,8 +128,9 @@ class SocketServer::Impl {
       std::unique_lock lock(mu_);
       idle_.wait(lock, [this] { return host_.in_flight.load() == 0; });
     }
+    // 4. every socket is closed, so every pending operation completes (aborted) and the loop runs dry
     work_.reset();
-    io_.stop();
+    if (threads_.empty()) io_.run();  // never started: still release what is queued
     for (auto& t : threads_) t.join();
     threads_.clear();
     std::error_code ec;
@@ -158,6 +161,13 @@ class SocketServer::Impl {
   template <typename Socket>
   void on_accepted(Socket socket, const std::string& where) {
     std::string peer = where;
+    {
+      // Large socket buffers let a megabyte payload or response move in a few system calls instead of many
+      // fill/drain cycles (the kernel caps them at net.core.[rw]mem_max).
+      boost::system::error_code ignored;
+      socket.set_option(asio::socket_base::send_buffer_size(kSocketBuffer), ignored);
+      socket.set_option(asio::socket_base::receive_buffer_size(kSocketBuffer), ignored);
+    }
     if constexpr (std::is_same_v<Socket, TcpProto::socket>) {
       boost::system::error_code ec;
       socket.set_option(TcpProto::no_delay(true), ec);
@@ -167,6 +177,11 @@ class SocketServer::Impl {
       peer = fmt::format("unix client #{}", ++unix_clients_);
     }
     std::unique_lock lock(mu_);
+    if (stopped_) {  // checked under mu_: stop() copies the closers under the same lock
+      boost::system::error_code ignored;
+      socket.close(ignored);
+      return;
+    }
     if (live_ >= options_.max_connections) {
       lock.unlock();
       host_.server.log().add(
@@ -199,20 +214,21 @@ class SocketServer::Impl {
     session->start();
   }
 
+  // Declaration order matters: the bookkeeping outlives io_, whose destruction may release sessions.
   SocketServerOptions options_;
   SessionHost host_;
-  asio::io_context io_;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_{asio::make_work_guard(io_)};
-  std::vector<std::unique_ptr<UnixProto::acceptor>> unix_acceptors_;
-  std::vector<std::unique_ptr<TcpProto::acceptor>> tcp_acceptors_;
-  std::vector<std::string> unix_paths_;
-  std::vector<std::thread> threads_;
-  std::atomic<bool> stopped_{false};
   mutable std::mutex mu_;
   std::condition_variable idle_;
   std::list<std::function<void()>> closers_;
   size_t live_ = 0;
   size_t unix_clients_ = 0;
+  std::atomic<bool> stopped_{false};
+  std::vector<std::string> unix_paths_;
+  asio::io_context io_;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_{asio::make_work_guard(io_)};
+  std::vector<std::unique_ptr<UnixProto::acceptor>> unix_acceptors_;
+  std::vector<std::unique_ptr<TcpProto::acceptor>> tcp_acceptors_;
+  std::vector<std::thread> threads_;
 };
 
 SocketServer::SocketServer(server::Server& server, SocketServerOptions options)

@@ -1,0 +1,177 @@
+// aisrv benchmarks — transports (issue 2 goals), each against a baseline measured in the same process:
+//   SET_INPUT_TENSOR of 1 MiB over the Unix socket vs a raw AF_UNIX write+read of the same bytes  (goal >= 0.8x)
+//   GET_STATUS round trip p50/p99 over the Unix socket vs a raw AF_UNIX ping-pong                  (goal p50 <= 20 us)
+//   a command through the in-process channel vs a direct backend call                            (goal <= 1 us more)
+// The engine is the test double from tests/support (the engine is not what is measured).
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "aisrv/client/client.hpp"
+#include "aisrv/phy/local_channel.hpp"
+#include "aisrv/phy/socket_server.hpp"
+#include "aisrv/server.hpp"
+#include "bench_report.hpp"
+#include "process.hpp"
+#include "test_backend.hpp"
+
+using namespace aisrv;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr size_t kMiB = 1 << 20;
+
+// A raw AF_UNIX peer: reads a 16-byte prefix + announced payload, answers 8 bytes (the same shapes as the protocol).
+class RawPeer {
+ public:
+  explicit RawPeer(const std::string& path) : path_(path) {
+    listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
+    ::unlink(path.c_str());
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) || ::listen(listen_fd_, 1))
+      throw std::runtime_error("raw peer bind failed");
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~RawPeer() {
+    ::shutdown(listen_fd_, SHUT_RDWR);
+    ::close(listen_fd_);
+    thread_.join();
+    ::unlink(path_.c_str());
+  }
+  int connect() const {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path_.c_str());
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a)) throw std::runtime_error("raw connect failed");
+    return fd;
+  }
+
+  static bool io_all(int fd, void* p, size_t n, bool write) {
+    auto* b = static_cast<uint8_t*>(p);
+    while (n) {
+      const ssize_t r = write ? ::write(fd, b, n) : ::read(fd, b, n);
+      if (r <= 0) return false;
+      b += r;
+      n -= static_cast<size_t>(r);
+    }
+    return true;
+  }
+
+ private:
+  void serve() {
+    const int fd = ::accept(listen_fd_, nullptr, nullptr);
+    if (fd < 0) return;
+    std::vector<uint8_t> buf(64 * kMiB);
+    uint8_t prefix[16], reply[8] = {};
+    while (io_all(fd, prefix, 16, false)) {
+      uint32_t len;
+      std::memcpy(&len, prefix + 12, 4);
+      if (!io_all(fd, buf.data(), len, false) || !io_all(fd, reply, 8, true)) break;
+    }
+    ::close(fd);
+  }
+  std::string path_;
+  int listen_fd_ = -1;
+  std::thread thread_;
+};
+
+double raw_round_trip(int fd, std::vector<uint8_t>& frame) {
+  uint8_t reply[8];
+  const auto t0 = Clock::now();
+  RawPeer::io_all(fd, frame.data(), frame.size(), true);
+  RawPeer::io_all(fd, reply, 8, false);
+  return std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  test::TempDir dir;
+
+  std::vector<std::unique_ptr<engine::InferenceBackend>> backends;
+  backends.push_back(std::make_unique<test::TestBackend>());
+  backends.push_back(std::make_unique<test::TestBackend>());
+  auto server = std::move(server::Server::create({}, std::move(backends))).value();
+  phy::SocketServer sockets(*server);
+  const std::string sock = dir.file("bench.sock");
+  (void)sockets.listen(*protocol::parse_socket_endpoint("unix:" + sock));
+  sockets.start();
+  auto client = std::move(client::Client::connect("unix:" + sock)).value();
+  (void)client.load_model(0, test::make_test_model(test::TestModelSpec{{uint32_t(kMiB)}, {16}, 1, 0}));
+  (void)client.load_model(1, test::make_test_model(test::TestModelSpec{{16}, {16}, 0, 0}));
+  RawPeer raw(dir.file("raw.sock"));
+  const int raw_fd = raw.connect();
+
+  std::vector<uint8_t> mib(kMiB, 0x5A);
+  std::vector<uint8_t> raw_frame(16 + kMiB, 0x5A);
+  uint32_t len = kMiB;
+  std::memcpy(raw_frame.data() + 12, &len, 4);
+  std::vector<uint8_t> small_frame(16, 0);
+
+  // 1. 1 MiB SET_INPUT_TENSOR vs raw, interleaved so both see the same machine state.
+  benchmark::RegisterBenchmark("set_input_1mib_unix", [&](benchmark::State& s) {
+    for (auto _ : s) benchmark::DoNotOptimize(client.set_input(0, 0, mib).ok());
+  })->MinTime(1.0)->UseRealTime();
+  benchmark::RegisterBenchmark("raw_af_unix_1mib", [&](benchmark::State& s) {
+    for (auto _ : s) benchmark::DoNotOptimize(raw_round_trip(raw_fd, raw_frame));
+  })->MinTime(1.0)->UseRealTime();
+
+  // 3. local channel vs direct backend: write 16 bytes, infer (0 layers), read 16 bytes.
+  auto channel = std::move(phy::LocalChannel::open(*server, 1)).value();
+  test::TestBackend direct;
+  (void)direct.load(test::make_test_model(test::TestModelSpec{{16}, {16}, 0, 0}), {});
+  std::vector<uint8_t> in(16, 3), out(16);
+  benchmark::RegisterBenchmark("local_channel_infer", [&](benchmark::State& s) {
+    for (auto _ : s) {
+      (void)channel.set_input(0, in);
+      (void)channel.start_inference();
+      (void)channel.get_output(0, out);
+    }
+  })->MinTime(0.5);
+  benchmark::RegisterBenchmark("direct_backend_infer", [&](benchmark::State& s) {
+    engine::InvokeContext ctx;
+    for (auto _ : s) {
+      std::memcpy(direct.input(0).data(), in.data(), 16);
+      benchmark::DoNotOptimize(direct.invoke(ctx).ok());
+      std::memcpy(out.data(), direct.output(0).data(), 16);
+    }
+  })->MinTime(0.5);
+
+  bench::Collector collector;
+  benchmark::RunSpecifiedBenchmarks(&collector);
+
+  const double ours = collector.ns("set_input_1mib_unix"), base = collector.ns("raw_af_unix_1mib");
+  const double mbs = kMiB / ours * 1e3, base_mbs = kMiB / base * 1e3;  // bytes/ns*1e3 = MB/s
+  bench::report("set_input_1mib_unix", mbs, "MB/s", "raw_af_unix_write_read", base_mbs, "MB/s", mbs / base_mbs);
+
+  // 2. GET_STATUS round trips, sampled one by one for percentiles, alternating with the raw ping-pong.
+  std::vector<double> status_ns, raw_ns;
+  for (int i = 0; i < 2000; ++i) (void)client.status(0);
+  for (int i = 0; i < 20000; ++i) {
+    const auto t0 = Clock::now();
+    (void)client.status(0);
+    status_ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
+    raw_ns.push_back(raw_round_trip(raw_fd, small_frame));
+  }
+  const double p50 = bench::percentile(status_ns, 0.5) / 1e3, p99 = bench::percentile(status_ns, 0.99) / 1e3;
+  const double rp50 = bench::percentile(raw_ns, 0.5) / 1e3, rp99 = bench::percentile(raw_ns, 0.99) / 1e3;
+  bench::report("get_status_rtt_p50", p50, "us", "raw_af_unix_rtt_p50", rp50, "us", p50 / rp50);
+  bench::report("get_status_rtt_p99", p99, "us", "raw_af_unix_rtt_p99", rp99, "us", p99 / rp99);
+
+  const double local = collector.ns("local_channel_infer"), direct_ns = collector.ns("direct_backend_infer");
+  bench::report("local_channel_infer", local, "ns", "direct_backend_infer", direct_ns, "ns", local / direct_ns);
+  std::printf("bench local_channel_overhead: %.1f ns per set_input+start_inference+get_output (goal <= 1000 ns)\n",
+              local - direct_ns);
+  ::close(raw_fd);
+  sockets.stop();
+  return 0;
+}

@@ -1,0 +1,156 @@
+// Integration tests: the `aisrv` CLI against a real server process (the test server, which serves exactly like
+// aisrvd) over Unix and TCP sockets — every subcommand, --json output, exit codes, AISRV_CONNECT.
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+#include "process.hpp"
+#include "test_backend.hpp"
+#include "testdata.hpp"
+
+using namespace aisrv;
+using aisrv::test::run;
+
+namespace {
+
+struct Fixture {
+  test::TempDir dir;
+  std::string sock = dir.file("s.sock");
+  test::ServerProcess server{{AISRV_TEST_SERVER, "--listen", "unix:" + sock, "--listen", "tcp:0", "--engines", "2",
+                              "--chain", "0:1"},
+                             sock};
+  std::string unix_target = "unix:" + sock;
+  std::string tcp_target;
+
+  Fixture() { tcp_target = server.wait_log("listening on (tcp:[0-9.]+:[0-9]+)"); }
+
+  test::RunResult cli(std::vector<std::string> args, const std::string& target = {}) {
+    std::vector<std::string> full{AISRV_CLI, "--connect", target.empty() ? unix_target : target};
+    full.insert(full.end(), args.begin(), args.end());
+    return run(full);
+  }
+
+  std::string write(const std::string& name, const std::vector<uint8_t>& bytes) {
+    const std::string p = dir.file(name);
+    std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                             static_cast<std::streamsize>(bytes.size()));
+    return p;
+  }
+};
+
+nlohmann::json json_of(const test::RunResult& r) {
+  INFO(r.out << r.err);
+  return nlohmann::json::parse(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("every subcommand works over Unix and TCP, with text and JSON output") {
+  Fixture f;
+  const auto model = f.write("m.bin", test::make_test_model(test::TestModelSpec{{8}, {8}, 3, 0}));
+  const std::vector<uint8_t> input{1, 2, 3, 4, 5, 6, 7, 8};
+  const auto in = f.write("in.bin", input);
+  const auto out_file = f.dir.file("out.bin");
+  // engine 1 gets the chained output: 8 bytes in, 8 out
+  REQUIRE(f.cli({"-e", "1", "load", model}).exit_code == 0);
+
+  for (const auto& target : {f.unix_target, f.tcp_target}) {
+    CAPTURE(target);
+    auto r = f.cli({"version"}, target);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("protocol 1.0") != std::string::npos);
+    CHECK(r.out.find("capabilities: timing-record,cancel,chain") != std::string::npos);
+    auto v = json_of(f.cli({"--json", "version"}, target));
+    CHECK(v["server"]["engines"] == 2);
+
+    r = f.cli({"id"}, target);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "0x41495356\n");
+    CHECK(json_of(f.cli({"--json", "id"}, target))["id"] == 0x41495356);
+    CHECK(f.cli({"hello", "-n", "3"}, target).exit_code == 0);
+
+    r = f.cli({"load", model}, target);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("input 0: in0 UINT8 [1,8] (8 bytes), scale 0.5 zero point 3") != std::string::npos);
+    auto spec = json_of(f.cli({"--json", "spec"}, target));
+    CHECK(spec["input_length"] == 8);
+    CHECK(spec["timings_length"] == 12);
+    auto tensors = json_of(f.cli({"--json", "tensors"}, target));
+    CHECK(tensors["inputs"][0]["shape"] == nlohmann::json::array({1, 8}));
+    CHECK(tensors["format"] == "test");
+
+    r = f.cli({"infer", "--input", in, "--output", out_file}, target);
+    CHECK(r.exit_code == 0);
+    const auto expect = test::expected_output(input, 8, 0);
+    CHECK(test::read_file(out_file) == expect);
+    auto inf = json_of(f.cli({"--json", "infer", "-i", in}, target));
+    CHECK(inf["outputs"][0]["top"][0]["index"] == 7);  // the largest output byte is the last one (8+1)
+    CHECK(inf["outputs"][0]["bytes"] == 8);
+
+    auto got = json_of(f.cli({"--json", "get-output"}, target));
+    CHECK(got["outputs"][0]["top"][0]["raw"] == 9);
+    // the chain ran engine 1 on engine 0's output
+    got = json_of(f.cli({"--json", "-e", "1", "get-output"}, target));
+    CHECK(got["outputs"][0]["top"][0]["raw"] == 10);
+
+    r = f.cli({"timings"}, target);
+    CHECK(r.exit_code == 0);
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 3);
+    r = f.cli({"timings", "--summary"}, target);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("TEST_OP") != std::string::npos);
+    CHECK(r.out.find("by operator type") != std::string::npos);
+    auto tj = json_of(f.cli({"--json", "timings", "--summary"}, target));
+    CHECK(tj["layers"].size() == 3);
+
+    auto st = json_of(f.cli({"--json", "status"}, target));
+    CHECK(st["model_loaded"] == true);
+    CHECK(st["chained_to"] == "1");
+    CHECK(f.cli({"status"}, target).out.find("engine 0: test") != std::string::npos);
+
+    CHECK(f.cli({"unload"}, target).exit_code == 0);
+    r = f.cli({"spec"}, target);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("engine 0 has no model loaded") != std::string::npos);
+    auto logj = json_of(f.cli({"--json", "log", "-n", "1"}, target));
+    CHECK(logj["log"].size() == 1);
+    CHECK(f.cli({"log"}, target).out.find("GET_SPEC: engine 0 has no model loaded") != std::string::npos);
+  }
+  CHECK(f.server.stop() == 0);
+}
+
+TEST_CASE("exit codes: 1 server error, 2 usage, 3 cannot connect; JSON errors") {
+  Fixture f;
+  auto r = f.cli({"-e", "9", "spec"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("engine 9 does not exist") != std::string::npos);
+  auto j = json_of(f.cli({"--json", "-e", "9", "spec"}));
+  CHECK(j["error"]["code"] == "bad_engine");
+  CHECK(f.cli({"load", f.write("junk", {1, 2, 3})}).exit_code == 1);
+  CHECK(f.cli({"nosuchcommand"}).exit_code == 2);
+  CHECK(f.cli({"infer"}).exit_code == 2);  // --input is required
+  CHECK(f.cli({"load", f.dir.file("missing.tflite")}).exit_code == 2);
+  CHECK(run({AISRV_CLI}).exit_code == 2);
+  CHECK(run({AISRV_CLI, "--connect", "bogus:thing", "id"}).exit_code == 2);
+  r = run({AISRV_CLI, "--connect", "unix:" + f.dir.file("nobody.sock"), "id"});
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find("cannot connect") != std::string::npos);
+  CHECK(run({AISRV_CLI, "--connect", "tcp:1", "id"}).exit_code == 3);
+  // AISRV_CONNECT sets the default target
+  r = run({AISRV_CLI, "id"}, std::chrono::seconds(30), {"AISRV_CONNECT=" + f.unix_target});
+  CHECK(r.exit_code == 0);
+  CHECK(f.server.stop() == 0);
+}
+
+TEST_CASE("--help on every subcommand explains it and exits 0") {
+  for (const char* sub : {"id", "version", "status", "hello", "log", "load", "unload", "spec", "tensors", "infer",
+                          "get-output", "timings"}) {
+    CAPTURE(sub);
+    auto r = run({AISRV_CLI, sub, "--help"});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("Usage") != std::string::npos);
+  }
+  auto r = run({AISRV_CLI, "--help"});
+  CHECK(r.out.find("Exit codes") != std::string::npos);
+}
