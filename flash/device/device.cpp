@@ -88,6 +88,12 @@ bool programmable_over(std::span<const uint8_t> old, std::span<const uint8_t> da
   return true;
 }
 
+FlashDevice::FlashDevice(const Geometry& g) : geometry_(g) {
+  clean_from_.assign(static_cast<size_t>(g.block_count()), g.erase_block);  // nothing known erased yet
+}
+
+void FlashDevice::forget_erased_state() { std::fill(clean_from_.begin(), clean_from_.end(), geometry_.erase_block); }
+
 Status FlashDevice::check_range(const char* op, uint64_t offset, uint64_t length) const {
   if (offset > geometry_.size || length > geometry_.size - offset)
     return make_error(Errc::flash_error, "{} of {} bytes at 0x{:x} is outside the device ({} bytes)", op, length,
@@ -109,20 +115,37 @@ Status FlashDevice::program(uint64_t offset, std::span<const uint8_t> data) {
                       "program of {} bytes at 0x{:x} is not aligned to the {}-byte write granularity", data.size(),
                       offset, ws);
   if (data.empty()) return ok();
-  // NOR rule: check everything before writing anything, so a refused program leaves the device unchanged.
+  // NOR rule: check everything before writing anything, so a refused program leaves the device unchanged. Bytes
+  // known to be erased need no check (anything can be programmed over 0xFF).
+  const uint32_t eb = geometry_.erase_block;
   for (size_t done = 0; done < data.size();) {
-    const size_t n = std::min(kCheckChunk, data.size() - done);
-    scratch_.resize(n);
-    AISRV_TRY(do_read(offset + done, scratch_));
-    size_t bad = 0;
-    if (!programmable_over(scratch_, data.subspan(done, n), &bad))
-      return make_error(Errc::flash_error,
-                        "program at 0x{:x} would set bits from 0 to 1 (stored 0x{:02x}, new 0x{:02x}): the range "
-                        "must be erased first",
-                        offset + done + bad, scratch_[bad], data[done + bad]);
+    const uint64_t at = offset + done;
+    const uint64_t block = at / eb;
+    const uint64_t in_block = at % eb;
+    const size_t n = static_cast<size_t>(std::min<uint64_t>({kCheckChunk, data.size() - done, eb - in_block}));
+    if (in_block < clean_from_[block]) {
+      scratch_.resize(n);
+      AISRV_TRY(do_read(at, scratch_));
+      size_t bad = 0;
+      if (!programmable_over(scratch_, data.subspan(done, n), &bad))
+        return make_error(Errc::flash_error,
+                          "program at 0x{:x} would set bits from 0 to 1 (stored 0x{:02x}, new 0x{:02x}): the range "
+                          "must be erased first",
+                          at + bad, scratch_[bad], data[done + bad]);
+    }
     done += n;
   }
-  return do_program(offset, data);
+  // Until the program succeeded the bytes are in an unknown state.
+  const uint64_t first = offset / eb, last = (offset + data.size() - 1) / eb;
+  std::vector<uint32_t> before(clean_from_.begin() + static_cast<long>(first),
+                               clean_from_.begin() + static_cast<long>(last) + 1);
+  for (uint64_t b = first; b <= last; ++b) clean_from_[b] = eb;
+  AISRV_TRY(do_program(offset, data));
+  for (uint64_t b = first; b <= last; ++b) {
+    const uint64_t end_in_block = std::min<uint64_t>(offset + data.size() - b * eb, eb);
+    clean_from_[b] = static_cast<uint32_t>(std::max<uint64_t>(before[b - first], end_in_block));
+  }
+  return ok();
 }
 
 Status FlashDevice::erase(uint64_t offset, uint64_t length) {
@@ -132,27 +155,61 @@ Status FlashDevice::erase(uint64_t offset, uint64_t length) {
     return make_error(Errc::flash_error, "erase of {} bytes at 0x{:x} does not cover whole {}-byte erase blocks",
                       length, offset, eb);
   if (length == 0) return ok();
-  return do_erase(offset, length);
+  for (uint64_t b = offset / eb; b < (offset + length) / eb; ++b) clean_from_[b] = eb;  // unknown until done
+  AISRV_TRY(do_erase(offset, length));
+  for (uint64_t b = offset / eb; b < (offset + length) / eb; ++b) clean_from_[b] = 0;
+  return ok();
 }
+
+std::span<const uint8_t> FlashDevice::view(uint64_t offset, uint64_t length) {
+  if (offset > geometry_.size || length > geometry_.size - offset || length == 0) return {};
+  return do_view(offset, length);
+}
+
+namespace {
+bool all_ff(std::span<const uint8_t> b) {
+  size_t i = 0;
+  for (; i + 8 <= b.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, b.data() + i, 8);
+    if (w != ~uint64_t{0}) return false;
+  }
+  for (; i < b.size(); ++i)
+    if (b[i] != 0xFF) return false;
+  return true;
+}
+}  // namespace
 
 Result<bool> FlashDevice::is_erased(uint64_t offset, uint64_t length) {
   AISRV_TRY(check_range("read", offset, length));
+  if (length == 0) return true;
+  // Whole blocks this object erased and has not programmed since are known erased.
+  const uint32_t eb = geometry_.erase_block;
+  const bool whole_blocks = offset % eb == 0 && length % eb == 0;
+  if (whole_blocks) {
+    bool known = true;
+    for (uint64_t b = offset / eb; b < (offset + length) / eb && known; ++b) known = clean_from_[b] == 0;
+    if (known) return true;
+  }
+  // A whole block seen to be erased is remembered as such (the program check then needs no read).
+  auto remember = [&](bool erased) {
+    if (erased && whole_blocks)
+      for (uint64_t b = offset / eb; b < (offset + length) / eb; ++b) clean_from_[b] = 0;
+    return erased;
+  };
+  if (const auto v = do_view(offset, length); !v.empty()) return remember(all_ff(v));
+  // Small first piece: written flash usually differs from 0xFF within its first bytes.
   std::vector<uint8_t> buf(static_cast<size_t>(std::min<uint64_t>(length, kCheckChunk)));
+  size_t piece_size = 4096;
   for (uint64_t done = 0; done < length;) {
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), length - done));
+    const size_t n = static_cast<size_t>(std::min<uint64_t>({buf.size(), length - done, piece_size}));
     std::span<uint8_t> piece(buf.data(), n);
     AISRV_TRY(do_read(offset + done, piece));
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-      uint64_t w;
-      std::memcpy(&w, piece.data() + i, 8);
-      if (w != ~uint64_t{0}) return false;
-    }
-    for (; i < n; ++i)
-      if (piece[i] != 0xFF) return false;
+    if (!all_ff(piece)) return false;
     done += n;
+    piece_size = buf.size();
   }
-  return true;
+  return remember(true);
 }
 
 }  // namespace aisrv::flash

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -74,22 +75,67 @@ Result<std::unique_ptr<FileFlash>> FileFlash::open(const std::filesystem::path& 
 }
 
 FileFlash::~FileFlash() {
-  if (fd_ >= 0) ::close(fd_);
+  if (map_) ::munmap(const_cast<uint8_t*>(map_), geometry().size);
+  if (fd_ >= 0) {
+    (void)flush_pending_erases();
+    ::close(fd_);
+  }
+}
+
+std::span<const uint8_t> FileFlash::do_view(uint64_t offset, uint64_t length) {
+  if (!map_) {
+    void* p = ::mmap(nullptr, geometry().size, PROT_READ, MAP_SHARED, fd_, 0);
+    if (p == MAP_FAILED) return {};
+    map_ = static_cast<const uint8_t*>(p);
+  }
+  const uint32_t eb = geometry().erase_block;
+  for (uint64_t b = offset / eb; b <= (offset + length - 1) / eb; ++b)
+    if (pending_erase_[b]) return {};
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || static_cast<uint64_t>(st.st_size) < geometry().size) return {};
+  return {map_ + offset, static_cast<size_t>(length)};
+}
+
+Status FileFlash::write_erased(uint64_t block) {
+  const uint32_t eb = geometry().erase_block;
+  if (ff_.size() != eb) ff_.assign(eb, 0xFF);
+  AISRV_TRY(write_all(block * eb, ff_, "erase"));
+  pending_erase_[block] = false;
+  return ok();
+}
+
+Status FileFlash::flush_pending_erases() {
+  for (uint64_t b = 0; b < pending_erase_.size(); ++b)
+    if (pending_erase_[b]) AISRV_TRY(write_erased(b));
+  return ok();
 }
 
 std::string FileFlash::name() const { return fmt::format("file {}", path_.string()); }
 
 Status FileFlash::do_read(uint64_t offset, std::span<uint8_t> out) {
+  const uint32_t eb = geometry().erase_block;
   size_t done = 0;
   while (done < out.size()) {
-    const ssize_t n = ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    // Pending erased blocks read as 0xFF; other runs come from the file.
+    const uint64_t at = offset + done;
+    uint64_t block = at / eb;
+    if (!pending_erase_.empty() && pending_erase_[block]) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(eb - at % eb, out.size() - done));
+      std::memset(out.data() + done, 0xFF, n);
+      done += n;
+      continue;
+    }
+    uint64_t run_end = (block + 1) * eb;
+    while (run_end < offset + out.size() && !(pending_erase_.size() > run_end / eb && pending_erase_[run_end / eb]))
+      run_end += eb;
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(run_end, offset + out.size()) - at);
+    const ssize_t n = ::pread(fd_, out.data() + done, want, static_cast<off_t>(at));
     if (n < 0) {
       if (errno == EINTR) continue;
       return sys_error(Errc::io_error, "read failed on", path_);
     }
     if (n == 0)
-      return make_error(Errc::flash_error, "flash image {} ends at {} (truncated while open?)", path_.string(),
-                        offset + done);
+      return make_error(Errc::flash_error, "flash image {} ends at {} (truncated while open?)", path_.string(), at);
     done += static_cast<size_t>(n);
   }
   return ok();
@@ -110,21 +156,29 @@ Status FileFlash::write_all(uint64_t offset, std::span<const uint8_t> data, cons
 }
 
 Status FileFlash::do_program(uint64_t offset, std::span<const uint8_t> data) {
+  if (read_only_) return make_error(Errc::flash_error, "program of {} is refused: opened read-only", path_.string());
+  // A pending erased block the data covers completely is written once, with the data; one it covers partly gets its
+  // 0xFF first.
+  const uint32_t eb = geometry().erase_block;
+  const uint64_t end = offset + data.size();
+  for (uint64_t b = offset / eb; b <= (end - 1) / eb; ++b) {
+    if (!pending_erase_[b]) continue;
+    if (offset <= b * eb && end >= (b + 1) * eb) pending_erase_[b] = false;
+    else AISRV_TRY(write_erased(b));
+  }
   return write_all(offset, data, "program");
 }
 
 Status FileFlash::do_erase(uint64_t offset, uint64_t length) {
-  const std::vector<uint8_t> ff(static_cast<size_t>(std::min<uint64_t>(kFillChunk, length)), 0xFF);
-  for (uint64_t done = 0; done < length;) {
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(ff.size(), length - done));
-    AISRV_TRY(write_all(offset + done, std::span(ff.data(), n), "erase"));
-    done += n;
-  }
+  if (read_only_) return make_error(Errc::flash_error, "erase of {} is refused: opened read-only", path_.string());
+  const uint32_t eb = geometry().erase_block;
+  for (uint64_t b = offset / eb; b < (offset + length) / eb; ++b) pending_erase_[b] = true;
   return ok();
 }
 
 Status FileFlash::do_sync() {
   if (read_only_) return ok();
+  AISRV_TRY(flush_pending_erases());
   if (::fdatasync(fd_) != 0) return sys_error(Errc::io_error, "fdatasync failed on", path_);
   return ok();
 }

@@ -47,6 +47,8 @@ namespace {
 
 constexpr size_t kStageBytes = 256 * 1024;
 constexpr size_t kReadChunk = 256 * 1024;
+constexpr size_t kDirectMin = 64 * 1024;     // aligned stretches this long are programmed from the caller's buffer
+constexpr size_t kDirectPiece = 1024 * 1024; // ... in pieces of at most this (blocks are prepared piece by piece)
 
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -194,15 +196,20 @@ Status ModelStore::verify_slot(uint32_t client, const Slot& s) {
                           client, s.name, len, seg.length);
       at += format::kModelPrefixBytes;
     }
-    detail::XxhState st(XXH64_createState());
-    XXH64_reset(st.get(), 0);
-    for (uint64_t done = 0; done < seg.length;) {
-      const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), seg.length - done));
-      AISRV_TRY(dev_->read(at + done, std::span(buf.data(), n)));
-      XXH64_update(st.get(), buf.data(), n);
-      done += n;
+    uint64_t h = 0;
+    if (const auto v = dev_->view(at, seg.length); !v.empty()) {
+      h = XXH64(v.data(), v.size(), 0);
+    } else {
+      detail::XxhState st(XXH64_createState());
+      XXH64_reset(st.get(), 0);
+      for (uint64_t done = 0; done < seg.length;) {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), seg.length - done));
+        AISRV_TRY(dev_->read(at + done, std::span(buf.data(), n)));
+        XXH64_update(st.get(), buf.data(), n);
+        done += n;
+      }
+      h = XXH64_digest(st.get());
     }
-    const uint64_t h = XXH64_digest(st.get());
     if (h != seg.hash)
       return make_error(Errc::flash_error,
                         "engine {} '{}': {} segment xxh64 mismatch (catalogue 0x{:016x}, flash 0x{:016x}): stored "
@@ -240,12 +247,14 @@ Result<std::vector<uint8_t>> ModelStore::read_model(uint32_t client) {
                       client, s->name, len, seg.length);
   std::vector<uint8_t> out(seg.length);
   const uint64_t at = s->extent_offset + seg.offset + format::kModelPrefixBytes;
-  // Read and hash piece by piece while each piece is still in the cache.
+  // Read (or copy from the device's view) and hash piece by piece while each piece is still in the cache.
   detail::XxhState st(XXH64_createState());
   XXH64_reset(st.get(), 0);
+  const auto view = dev_->view(at, out.size());
   for (uint64_t done = 0; done < out.size();) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(kReadChunk, out.size() - done));
-    AISRV_TRY(dev_->read(at + done, std::span(out.data() + done, n)));
+    if (!view.empty()) std::memcpy(out.data() + done, view.data() + done, n);
+    else AISRV_TRY(dev_->read(at + done, std::span(out.data() + done, n)));
     XXH64_update(st.get(), out.data() + done, n);
     done += n;
   }
@@ -456,7 +465,26 @@ Status ModelStore::write_chunk(uint32_t client, SegmentKind kind, uint64_t offse
     }
   uint64_t pos = p.plan.segments[k].offset + (k == 0 ? format::kModelPrefixBytes : 0) + offset;
   const uint64_t window = p.stage.size();
+  const uint64_t ws = sb_.write_size;
   for (size_t done = 0; done < bytes.size();) {
+    const size_t left = bytes.size() - done;
+    if (pos % ws == 0 && left >= kDirectMin) {
+      // Straight from the caller's buffer: what is staged ends at `pos` and is programmed first, so no byte is
+      // programmed twice.
+      // Pieces end on kDirectPiece boundaries of the stream, so each erase block is covered by one program.
+      const uint64_t to_boundary = kDirectPiece - pos % kDirectPiece;
+      const uint64_t n = std::min<uint64_t>(left / ws * ws, to_boundary);
+      Status st = flush_stage(p);
+      if (st) st = prepare_blocks(p, pos + n);
+      if (st) st = dev_->program(p.extent_offset + pos, bytes.subspan(done, static_cast<size_t>(n)));
+      if (!st) {
+        p.failed = true;
+        return st;
+      }
+      pos += n;
+      done += static_cast<size_t>(n);
+      continue;
+    }
     const uint64_t base = pos / window * window;
     if (base != p.stage_base) {
       if (auto st = flush_stage(p); !st) {
@@ -467,7 +495,9 @@ Status ModelStore::write_chunk(uint32_t client, SegmentKind kind, uint64_t offse
       std::fill(p.stage.begin(), p.stage.end(), 0xFF);
     }
     const uint64_t rel = pos - base;
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(window - rel, bytes.size() - done));
+    // Stage up to the window's end, or up to the next aligned stretch that can go direct.
+    size_t n = static_cast<size_t>(std::min<uint64_t>(window - rel, left));
+    if (left >= kDirectMin + ws) n = std::min<size_t>(n, static_cast<size_t>((ws - pos % ws) % ws));
     std::memcpy(p.stage.data() + rel, bytes.data() + done, n);
     if (p.hi <= p.lo) p.lo = rel;
     p.hi = rel + n;

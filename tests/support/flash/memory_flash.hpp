@@ -20,15 +20,23 @@ class MemoryFlash final : public flash::FlashDevice {
   }
 
   std::string name() const override { return "memory flash"; }
-  std::vector<uint8_t>& bytes() { return bytes_; }
+  // Mutable access changes the medium behind the API: what the base class knew to be erased is forgotten.
+  std::vector<uint8_t>& bytes() {
+    forget_erased_state();
+    return bytes_;
+  }
   const std::vector<uint8_t>& bytes() const { return bytes_; }
   std::unique_ptr<MemoryFlash> clone() const { return std::make_unique<MemoryFlash>(geometry(), bytes_); }
-  void flip_bit(uint64_t bit) { bytes_[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8)); }
+  void flip_bit(uint64_t bit) {
+    forget_erased_state();
+    bytes_[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+  }
 
-  uint64_t programs = 0, erases = 0, syncs = 0;
+  uint64_t reads = 0, programs = 0, erases = 0, syncs = 0;
 
  protected:
   Status do_read(uint64_t offset, std::span<uint8_t> out) override {
+    ++reads;
     std::memcpy(out.data(), bytes_.data() + offset, out.size());
     return ok();
   }

@@ -11,6 +11,7 @@
 #include "aisrv/flash/file_device.hpp"
 #include "aisrv/flash/mtd_device.hpp"
 #include "aisrv/flash/open.hpp"
+#include "flash/memory_flash.hpp"
 #include "flash_test_util.hpp"
 
 using namespace aisrv;
@@ -191,4 +192,70 @@ TEST_CASE("device specification: create, format a blank image, reopen with the e
   CHECK_FALSE(s->formatted);
   CHECK(s->device->geometry().erase_block == 16 * 1024);
   CHECK(*s->store->read_model(7) == m);
+}
+
+TEST_CASE("program check: bytes known to be erased need no read-back; everything else is checked") {
+  test::MemoryFlash d({64 * 1024, 4096, 1});
+  const std::vector<uint8_t> a(100, 0x5A), ones(4, 0xFF);
+  // Nothing is known about a fresh device: the check reads.
+  REQUIRE(d.program(0, a).ok());
+  CHECK(d.reads == 1);
+  // After an erase, programming in order needs no reads.
+  REQUIRE(d.erase(4096, 4096).ok());
+  const uint64_t before = d.reads;
+  REQUIRE(d.program(4096, a).ok());
+  REQUIRE(d.program(4196, a).ok());
+  REQUIRE(d.program(4400, a).ok());  // a gap is still known erased
+  CHECK(d.reads == before);
+  // Going back over programmed bytes is checked, and setting bits is refused.
+  auto bad = d.program(4096, ones);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message.find("would set bits from 0 to 1") != std::string::npos);
+  CHECK(d.reads > before);
+  // Changing the medium behind the API forgets what was known: a bit cleared behind its back is seen.
+  REQUIRE(d.erase(8192, 4096).ok());
+  d.flip_bit((8192 + 200) * 8);  // byte 8392 now reads 0xFE
+  const std::vector<uint8_t> one_ff(1, 0xFF);
+  auto refused = d.program(8192 + 200, one_ff);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message.find("0x20c8") != std::string::npos);
+}
+
+TEST_CASE("file image: erases are deferred until the block is programmed or synced, reads see 0xFF at once") {
+  test::TempPath tmp("defer");
+  auto dev = FileFlash::create(tmp.path(), {64 * 1024, 4096, 1});
+  REQUIRE(dev.ok());
+  FlashDevice& d = **dev;
+  const std::vector<uint8_t> zeros(4096, 0x00);
+  REQUIRE(d.program(0, zeros).ok());
+  REQUIRE(d.program(4096, zeros).ok());
+  REQUIRE(d.program(8192, zeros).ok());
+  REQUIRE(d.sync().ok());
+  REQUIRE(d.erase(0, 3 * 4096).ok());
+  std::vector<uint8_t> out(3 * 4096);
+  REQUIRE(d.read(0, out).ok());
+  CHECK(std::all_of(out.begin(), out.end(), [](uint8_t c) { return c == 0xFF; }));
+  CHECK(*d.is_erased(0, 3 * 4096));
+  // Block 0 fully programmed, block 1 partly, block 2 left erased; after sync the file shows exactly that.
+  const std::vector<uint8_t> pattern(4096, 0xA5);
+  REQUIRE(d.program(0, pattern).ok());
+  REQUIRE(d.program(4096 + 100, std::span(pattern).subspan(0, 50)).ok());
+  REQUIRE(d.sync().ok());
+  const auto file = read_file(tmp.path());
+  CHECK(std::equal(pattern.begin(), pattern.end(), file.begin()));
+  for (size_t i = 4096; i < 3 * 4096; ++i) {
+    const uint8_t want = (i >= 4196 && i < 4246) ? 0xA5 : 0xFF;
+    if (file[i] != want) {
+      FAIL_CHECK("byte " << i << " is " << int(file[i]) << ", expected " << int(want));
+      break;
+    }
+  }
+  // A program over a pending block that covers it only partly keeps the rest 0xFF.
+  REQUIRE(d.erase(3 * 4096, 4096).ok());
+  REQUIRE(d.program(3 * 4096 + 10, std::span(pattern).subspan(0, 10)).ok());
+  dev->reset();  // close: pending erases are written
+  const auto after = read_file(tmp.path());
+  CHECK(after[3 * 4096] == 0xFF);
+  CHECK(after[3 * 4096 + 10] == 0xA5);
+  CHECK(after[3 * 4096 + 4095] == 0xFF);
 }

@@ -9,6 +9,11 @@
 //   - program may only clear bits: programming a 1 over a stored 0 is refused (Errc::flash_error) before anything
 //     is written, as a real NOR chip cannot do it (it would silently AND the bytes instead).
 // A device never interprets the bytes; the model store (store.hpp) gives them a meaning.
+//
+// The program check needs the old contents. The base class remembers, per erase block, from which offset on the
+// block is known to be erased (set by erase(), advanced by program()); programming only such bytes needs no read-back,
+// which is exact as long as nothing but this object writes the medium (file images are locked; see
+// forget_erased_state()).
 #pragma once
 
 #include <cstdint>
@@ -53,22 +58,30 @@ class FlashDevice {
   // Durability barrier: everything programmed or erased before it is on the medium when it returns.
   Status sync() { return do_sync(); }
 
+  // Zero-copy read when the device can offer one (a memory mapping of a file image): a view of the bytes, valid
+  // until the next program/erase/sync; empty when the device cannot (then use read()). Range-checked.
+  std::span<const uint8_t> view(uint64_t offset, uint64_t length);
+
   // True when the range reads as erased (all 0xFF). Reads in pieces; a read error is returned as such.
   Result<bool> is_erased(uint64_t offset, uint64_t length);
 
  protected:
-  explicit FlashDevice(const Geometry& g) : geometry_(g) {}
+  explicit FlashDevice(const Geometry& g);
+  // For implementations whose medium was changed behind the API (test doubles): drop what is known to be erased.
+  void forget_erased_state();
   // Raw operations; called only with ranges that passed the checks above.
   virtual Status do_read(uint64_t offset, std::span<uint8_t> out) = 0;
   virtual Status do_program(uint64_t offset, std::span<const uint8_t> data) = 0;
   virtual Status do_erase(uint64_t offset, uint64_t length) = 0;
   virtual Status do_sync() = 0;
+  virtual std::span<const uint8_t> do_view(uint64_t /*offset*/, uint64_t /*length*/) { return {}; }
 
  private:
   Status check_range(const char* op, uint64_t offset, uint64_t length) const;
 
   Geometry geometry_;
-  std::vector<uint8_t> scratch_;  // old contents read back for the program check
+  std::vector<uint8_t> scratch_;     // old contents read back for the program check
+  std::vector<uint32_t> clean_from_; // per erase block: bytes from this offset on are known erased (0xFF)
 };
 
 // True when `data` can be programmed over `old` (no bit goes from 0 to 1). On failure, *first_bad (if given)
