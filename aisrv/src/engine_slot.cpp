@@ -113,7 +113,7 @@ Status EngineSlot::unload_model() {
   return ok();
 }
 
-Status EngineSlot::write_input(uint32_t index, std::span<const uint8_t> data) {
+Status EngineSlot::write_input(uint32_t index, std::span<const uint8_t> data, std::vector<uint8_t>* donor) {
   std::lock_guard lock(mu_);
   AISRV_TRY(require_model());
   if (index >= model_->inputs.size())
@@ -123,6 +123,8 @@ Status EngineSlot::write_input(uint32_t index, std::span<const uint8_t> data) {
   if (data.size() != desc.bytes)
     return make_error(Errc::bad_length, "input tensor {} '{}' takes {} bytes, {} were sent", index, desc.name,
                       desc.bytes, data.size());
+  if (donor && donor->size() == data.size() && donor->data() == data.data() && backend_->swap_input(index, *donor))
+    return ok();
   auto dst = backend_->input(index);
   std::memcpy(dst.data(), data.data(), data.size());
   return ok();

@@ -37,7 +37,8 @@ class EngineSlot {
   bool has_model() const;
 
   // Tensors. Indices and lengths are checked against the loaded model.
-  Status write_input(uint32_t index, std::span<const uint8_t> data);
+  // `donor`, when given, holds exactly `data` and may be swapped into the backend instead of copied.
+  Status write_input(uint32_t index, std::span<const uint8_t> data, std::vector<uint8_t>* donor = nullptr);
   Status read_input(uint32_t index, std::vector<uint8_t>& out);
   Status read_output(uint32_t index, std::vector<uint8_t>& out);
   // Copies output `index` into `out`, which must have exactly the tensor's length (in-process channel).
