@@ -4,7 +4,9 @@
 //                followed by fdatasync (the same durability);
 //   flash_read:  READ_MODEL (read + xxHash64 check) vs raw pread of the same bytes from the same file;
 //   flash_load:  SET_MODEL_SECONDARY_FLASH to ready in the interpreter vs SET_MODEL_SECONDARY with the same bytes
-//                already in memory (the engine is a copy-the-bytes double, so the figure is the store's share).
+//                already in memory (the engine is a copy-the-bytes double, so the figure is the store's share);
+//   flash_load_cpu_<model>: the same with the CPU engine and a real TFLite model from the shared test data (when
+//                present: AISRV_TESTDATA or the configured path).
 // Medians of several rounds. Usage: bench_flash [--size MiB] [--rounds N] [--dir DIR]
 #include <fcntl.h>
 #include <unistd.h>
@@ -18,10 +20,13 @@
 #include <string>
 #include <vector>
 
+#include "aisrv/engine/builtin.hpp"
+#include "aisrv/engine/registry.hpp"
 #include "aisrv/flash/file_device.hpp"
 #include "aisrv/flash/store.hpp"
 #include "aisrv/server.hpp"
 #include "bench_report.hpp"
+#include "testdata.hpp"
 
 using namespace aisrv;
 using Clock = std::chrono::steady_clock;
@@ -153,6 +158,47 @@ int main(int argc, char** argv) {
   }
   const double fl = bench::percentile(flash_l, 0.5) * 1e3, wl = bench::percentile(wire_l, 0.5) * 1e3;
   bench::report("flash_load_" + std::to_string(mib) + "mib", fl, "ms", "wire_load_in_memory", wl, "ms", fl / wl);
+  srv->reset();
+
+  // The same with the CPU engine and a real model, when the shared test data is there.
+  if (const auto td = test::testdata_dir()) {
+    const auto file = *td / "tflite/tensorflow__tflite-micro/mobilenet_v2_quantized_1x3x224x224.tflite";
+    if (std::filesystem::exists(file)) {
+      const auto tfl = test::read_file(file);
+      if (auto e = (*store)->write_model(1, "mobilenet_v2", tfl); !e) die(e.error().what());
+      engine::BackendRegistry registry;
+      engine::register_builtin_backends(registry);
+      auto spec = engine::parse_engine_spec("cpu");
+      if (!spec) die(spec.error().what());
+      std::vector<std::unique_ptr<engine::InferenceBackend>> cpu;
+      for (int i = 0; i < 2; ++i) {
+        auto b = registry.create(*spec);
+        if (!b) die(b.error().what());
+        cpu.push_back(std::move(*b));
+      }
+      server::ServerOptions co;
+      co.store = store->get();
+      auto cs = server::Server::create(std::move(co), std::move(cpu));
+      if (!cs) die(cs.error().what());
+      flash_l.clear();
+      wire_l.clear();
+      for (int r = 0; r < rounds; ++r) {
+        auto t0 = Clock::now();
+        (*cs)->handle({protocol::Header{static_cast<uint32_t>(protocol::Command::SET_MODEL_SECONDARY_FLASH), 1, 0},
+                       {}},
+                      resp);
+        flash_l.push_back(seconds(t0));
+        if (resp.status != 0) die("CPU engine: SET_MODEL_SECONDARY_FLASH failed");
+        t0 = Clock::now();
+        (*cs)->handle({protocol::Header{static_cast<uint32_t>(protocol::Command::SET_MODEL_SECONDARY), 1, 0}, tfl},
+                      resp);
+        wire_l.push_back(seconds(t0));
+        if (resp.status != 0) die("CPU engine: SET_MODEL_SECONDARY failed");
+      }
+      const double cf = bench::percentile(flash_l, 0.5) * 1e3, cw = bench::percentile(wire_l, 0.5) * 1e3;
+      bench::report("flash_load_cpu_mobilenet_v2", cf, "ms", "wire_load_in_memory", cw, "ms", cf / cw);
+    }
+  }
   ::close(fd);
   std::filesystem::remove(path);
   return 0;
