@@ -22,7 +22,11 @@ start_server() {
   SRV=$!
   i=0; while [ ! -S /tmp/srv.sock ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
 }
-stop_server() { kill -TERM $SRV; wait $SRV; echo "server exit code $?"; cat /tmp/srv.log; }
+stop_server() {
+  kill -TERM $SRV; wait $SRV; code=$?
+  cat /tmp/srv.log
+  if [ $code -eq 0 ]; then echo "PASS: server shut down cleanly"; else echo "FAIL: server exit code $code"; rc=1; fi
+}
 A="aisrv -c unix:/tmp/srv.sock"
 start_server
 check $A flash write /tmp/test.model --name on-mtd
