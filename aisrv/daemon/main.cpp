@@ -16,7 +16,7 @@
 
 namespace {
 
-constexpr int kExitUsage = 2;
+using aisrv::daemon::kExitUsage;
 
 std::string engine_help(const aisrv::engine::BackendRegistry& registry) {
   std::string s = "Engine N runs KIND with options, e.g. 0=cpu or 0=cpu:kernels=ref,arena=4M (repeatable; engines "
@@ -125,7 +125,9 @@ int main(int argc, char** argv) {
       fo.erase_block = static_cast<uint32_t>(*eb);
     }
     auto opened = flash::open_store(flash_spec, fo);
-    if (!opened) return fail(1, make_error(opened.error().code, "--flash {}: {}", flash_spec, opened.error().message));
+    if (!opened)
+      return fail(opened.error().code == Errc::invalid_argument ? kExitUsage : aisrv::daemon::kExitStartup,
+                  make_error(opened.error().code, "--flash {}: {}", flash_spec, opened.error().message));
     store = std::move(*opened);
     logger->info("model store: {} ({}), {} clients{}", store.device->name(),
                  flash::describe(store.device->geometry()), store.store->clients(),
