@@ -75,7 +75,7 @@ std::vector<uint8_t> infer(client::Client& c, uint32_t engine, const std::vector
 TEST_CASE("CPU engine: models written over the socket, daemon restarted with --boot, same outputs as direct loads") {
   const auto cases = pick_cases();
   test::TempDir dir;
-  Daemon d{dir};
+  Daemon d{dir, dir.file("cpu.sock"), nullptr};
   d.start({});
   std::vector<std::vector<uint8_t>> direct(cases.size());
   {
