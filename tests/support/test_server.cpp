@@ -1,6 +1,7 @@
 // aisrv tests — a server process for integration tests: serves exactly like aisrvd (daemon/serve.cpp) but with the
 // test-double backend on every engine, so transports, CLI and client can be tested without a real engine.
 //   aisrv_test_server --listen unix:/tmp/x.sock [--listen tcp:0] [--engines 2] [--chain 0:1]
+//                     [--spi sim:/tmp/spi.sock [--spi-frame N] [--spi-fixed] [--spi-timeout MS]]
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -14,11 +15,18 @@ int main(int argc, char** argv) {
   std::vector<std::string> listen, chain_args;
   unsigned engines = 2;
   std::string max_payload = std::to_string(AISRV_MAX_PAYLOAD);
+  std::vector<std::string> spi;
+  unsigned spi_frame = AISRV_SPI_DEFAULT_FRAME, spi_timeout_ms = 5000;
+  bool spi_fixed = false;
   CLI::App app{"aisrv test server (test-double backends)"};
   app.add_option("-l,--listen", listen)->required();
   app.add_option("--engines", engines)->check(CLI::Range(1u, AISRV_MAX_ENGINES));
   app.add_option("--chain", chain_args);
   app.add_option("--max-payload", max_payload);
+  app.add_option("--spi", spi);
+  app.add_option("--spi-frame", spi_frame)->check(CLI::Range(AISRV_SPI_MIN_FRAME, AISRV_SPI_MAX_FRAME));
+  app.add_flag("--spi-fixed", spi_fixed);
+  app.add_option("--spi-timeout", spi_timeout_ms)->check(CLI::Range(1u, 3600000u));
   CLI11_PARSE(app, argc, argv);
 
   daemon::block_termination_signals();
@@ -33,5 +41,9 @@ int main(int argc, char** argv) {
   options.listen = listen;
   options.chains = *chains;
   options.max_payload = static_cast<uint32_t>(*limit);
+  options.spi = spi;
+  options.spi_frame = static_cast<uint16_t>(spi_frame);
+  options.spi_fixed = spi_fixed;
+  options.spi_timeout_ms = spi_timeout_ms;
   return daemon::serve(options, std::move(backends), logger);
 }
