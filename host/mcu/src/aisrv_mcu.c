@@ -16,6 +16,7 @@
 /* Internal outcomes besides the public codes. */
 #define XACT_OK 0
 #define XACT_BAD 1       /* the reply failed its checks */
+#define XACT_SKIP 2      /* the reply carried answer bytes we no longer store: not checked, not a failure */
 #define RUN_RESTART 100  /* the server restarted: SYNC and run the command again */
 #define MAX_RESTARTS 3
 
@@ -146,7 +147,8 @@ static int xact(aisrv_mcu_t *c, frame_out_t *f, aisrv_spi_reply_t *r) {
   /* the reply: magic, a length we asked for, CRC over header and answer bytes */
   if (c->rxh[0] != AISRV_SPI_MAGIC_REPLY) return XACT_BAD;
   aisrv_spi_decode_reply(c->rxh, r);
-  if (r->length > want || (uint32_t)r->length + AISRV_SPI_CRC_SIZE > rx_keep) return XACT_BAD;
+  if (r->length > want) return XACT_BAD;
+  if ((uint32_t)r->length + AISRV_SPI_CRC_SIZE > rx_keep) return XACT_SKIP;
   crc = aisrv_crc32(0, c->rxh, AISRV_SPI_HEADER_SIZE);
   if (r->length) crc = aisrv_crc32(crc, prev.dst ? prev.dst : c->rxs, r->length);
   expect = 0;
@@ -199,7 +201,7 @@ static int do_sync(aisrv_mcu_t *c) {
     } else if (rc == XACT_BAD) {
       ++c->stats.bad_replies;
     }
-    if (++failures > c->cfg.max_retries) return AISRV_MCU_E_LINK;
+    if (rc != XACT_SKIP && ++failures > c->cfg.max_retries) return AISRV_MCU_E_LINK;
     if (timed_out(c)) return AISRV_MCU_E_TIMEOUT;
     back_off(c, failures);
   }
@@ -242,11 +244,15 @@ static int send_request(aisrv_mcu_t *c, uint32_t cmd, uint32_t engine, uint32_t 
       }
       if (next < highest) ++c->stats.resent;
       if (next + 1 > highest) highest = next + 1;
-    } else { /* everything sent: a status transaction */
+    } else { /* everything sent: a status transaction, asking for the answer bytes after the first fetch */
       f.h.type = AISRV_SPI_POLL;
-      f.h.want = want0;
-      f.dst = answer;
       f.index = frames;
+      if (cap > want0) {
+        f.h.offset = want0;
+        f.answer_offset = want0;
+        f.h.want = (uint16_t)min_u32(chunk, cap - want0);
+        f.dst = answer + want0;
+      }
     }
     rc = xact(c, &f, &r);
     if (rc < 0) return rc;
@@ -272,7 +278,7 @@ static int send_request(aisrv_mcu_t *c, uint32_t cmd, uint32_t engine, uint32_t 
       } else {
         failures = 0;
       }
-    } else if (!first) {
+    } else if (rc == XACT_BAD && !first) {
       ++c->stats.bad_replies;
       ++failures;
     }
@@ -300,9 +306,9 @@ static int receive_answer(aisrv_mcu_t *c, aisrv_spi_reply_t r, int have_reply, u
   for (;;) {
     frame_out_t f;
     int rc;
-    if (have_reply == REPLY_NONE) {
-      /* nothing to evaluate: ask for the first chunk */
-    } else if (have_reply) {
+    if (have_reply == REPLY_NONE || have_reply == XACT_SKIP) {
+      /* nothing to evaluate: ask for the next chunk */
+    } else if (have_reply == XACT_OK) {
       const aisrv_mcu_flight_t *asked = &c->answered;
       if (c->boot != r.boot) return RUN_RESTART;
       if (r.xfer != c->xfer || !(r.state & (AISRV_SPI_STATE_BUSY | AISRV_SPI_STATE_READY))) return AISRV_MCU_E_LOST;
@@ -370,7 +376,7 @@ static int receive_answer(aisrv_mcu_t *c, aisrv_spi_reply_t r, int have_reply, u
     }
     rc = xact(c, &f, &r);
     if (rc < 0) return rc;
-    have_reply = rc == XACT_OK;
+    have_reply = rc;
   }
 }
 
@@ -393,7 +399,7 @@ static int run(aisrv_mcu_t *c, uint32_t cmd, uint32_t engine, uint32_t tensor, c
       if (rc) return leave(c, rc);
     }
     rc = send_request(c, cmd, engine, tensor, src, answer, cap, &done);
-    if (rc == AISRV_MCU_OK) rc = receive_answer(c, done, 1, answer, cap, answer_len, status);
+    if (rc == AISRV_MCU_OK) rc = receive_answer(c, done, XACT_OK, answer, cap, answer_len, status);
     if (rc != RUN_RESTART) return leave(c, rc);
     /* The server restarted: everything it had is gone. SYNC (which counts the restart) and run the command from
      * the start. */

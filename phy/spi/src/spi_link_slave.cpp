@@ -110,6 +110,7 @@ aisrv_spi_error_t LinkSlave::handle(const aisrv_spi_request_t& req, std::span<co
     case AISRV_SPI_DATA:
       return data(req, payload, now);
     case AISRV_SPI_POLL:
+      if (req.xfer == 0) return req.want ? AISRV_SPI_E_NO_TRANSFER : AISRV_SPI_E_NONE;  // a plain status poll
       if (!transfer_ || transfer_->xfer != req.xfer)
         return timed_out_xfer_ == req.xfer ? AISRV_SPI_E_TIMEOUT : AISRV_SPI_E_NO_TRANSFER;
       transfer_->last = now;

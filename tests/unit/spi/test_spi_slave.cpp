@@ -301,6 +301,11 @@ TEST_CASE("BUSY while the command runs; the answer is read in chunks, in any ord
   // another transfer's POLL is refused
   r = h.send(frame_of(AISRV_SPI_POLL, 8, 0, 0, 0, 0, 64));
   CHECK(r.error == AISRV_SPI_E_NO_TRANSFER);
+  // transfer 0 is a plain status poll: accepted, it shows the current transfer's state
+  r = h.send(frame_of(AISRV_SPI_POLL, 0, 0, 0, 0, 0, 0));
+  CHECK(r.error == AISRV_SPI_E_NONE);
+  CHECK(r.xfer == 9);
+  CHECK(r.state == AISRV_SPI_STATE_READY);
 }
 
 TEST_CASE("a request above the payload limit is answered BAD_LENGTH from the header alone") {
