@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstring>
 #include <string>
+#include <random>
+#include <thread>
 
 #include "aisrv/client/client.hpp"
 #include "aisrv/client/spi_transport.hpp"
@@ -288,4 +290,80 @@ TEST_CASE("the C++ client library over the SPI host transport (the same C client
   auto bad = client::Client::connect("spi:/dev/spidev0.0:fast");
   REQUIRE(!bad);
   CHECK(bad.error().code == Errc::invalid_argument);
+}
+
+TEST_CASE("a hostile slave (CRC-valid replies with random fields) never makes the client loop, hang or overrun") {
+  struct Hostile {
+    std::mt19937 rng{4242};
+    std::vector<uint8_t> mosi;
+    std::vector<std::pair<uint8_t*, size_t>> rx;
+    uint32_t pick(uint32_t n) { return std::uniform_int_distribution<uint32_t>(0, n - 1)(rng); }
+  } hostile;
+  aisrv_mcu_hal_t hal{};
+  hal.ctx = &hostile;
+  hal.transfer = [](void* ctx, const uint8_t* tx, uint8_t* rx, size_t len) {
+    auto* h = static_cast<Hostile*>(ctx);
+    h->mosi.insert(h->mosi.end(), len, 0);
+    (void)tx;
+    h->rx.push_back({rx, len});
+    return 0;
+  };
+  hal.select = [](void* ctx, int active) {
+    auto* h = static_cast<Hostile*>(ctx);
+    if (active) {
+      h->mosi.clear();
+      h->rx.clear();
+      return 0;
+    }
+    const size_t n = h->mosi.size();
+    std::vector<uint8_t> miso(n, AISRV_SPI_FILLER);
+    aisrv_spi_reply_t r{};
+    r.state = static_cast<uint8_t>(h->pick(32));
+    r.seq = static_cast<uint8_t>(h->pick(256));
+    r.error = static_cast<uint8_t>(h->pick(14));
+    r.xfer = static_cast<uint16_t>(h->pick(4));
+    r.status = h->pick(2) ? 0 : 1u << h->pick(14);
+    r.frame = static_cast<uint16_t>(h->pick(2) ? 4092 : h->pick(70000));
+    r.total = h->pick(2) ? h->pick(300) : h->pick(0xFFFFFFFFu);
+    r.offset = h->pick(2) ? h->pick(300) : h->pick(0xFFFFFFFFu);
+    r.boot = h->pick(50) ? 7 : h->pick(4);
+    const size_t room = n > AISRV_SPI_OVERHEAD ? n - AISRV_SPI_OVERHEAD : 0;
+    r.length = static_cast<uint16_t>(room ? h->pick(static_cast<uint32_t>(room) + 1) : 0);
+    std::vector<uint8_t> answer(r.length, 0xAB);
+    if (n >= AISRV_SPI_OVERHEAD + r.length) aisrv_spi_build_reply(&r, answer.data(), miso.data());
+    size_t at = 0;
+    for (auto [rx, len] : h->rx) {
+      if (rx) std::memcpy(rx, miso.data() + at, len);
+      at += len;
+    }
+    return 0;
+  };
+  hal.delay_us = [](void*, uint32_t us) { std::this_thread::sleep_for(std::chrono::microseconds(std::min(us, 50u))); };
+  hal.now_us = [](void*) {
+    return static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
+  };
+  aisrv_mcu_config_t cfg;
+  aisrv_mcu_default_config(&cfg);
+  cfg.timeout_us = 50000;
+  cfg.poll_max_us = 100;
+  aisrv_mcu_t c;
+  REQUIRE(aisrv_mcu_init(&c, &hal, &cfg) == AISRV_MCU_OK);
+  std::vector<uint8_t> out(64), in(300, 1);
+  const auto t0 = std::chrono::steady_clock::now();
+  int ok = 0;
+  for (int i = 0; i < 300; ++i) {
+    uint32_t len = 0;
+    int rc = aisrv_mcu_get_output(&c, 0, 0, out.data(), static_cast<uint32_t>(out.size()), &len);
+    if (rc == AISRV_MCU_OK) {
+      ++ok;
+      CHECK(len <= out.size());
+    }
+    rc = aisrv_mcu_set_input(&c, 0, 0, in.data(), static_cast<uint32_t>(in.size()));
+    CHECK(rc != 1);  // a status bit is never BUSY
+  }
+  // 600 commands, each bounded by its 50 ms timeout
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60));
+  MESSAGE("hostile slave: " << ok << " of 300 reads completed, " << c.stats.bad_replies << " bad replies");
 }

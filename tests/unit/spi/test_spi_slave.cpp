@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -345,4 +346,45 @@ TEST_CASE("zero clocks change nothing") {
   h.slave().on_transaction({}, 0);
   CHECK(h.slave().stats().transactions == 0);
   CHECK(h.reply().seq == before.seq);
+}
+
+TEST_CASE("hostile transactions: random bytes, truncated and mutated frames never break the slave") {
+  LinkSlaveOptions o;
+  o.max_frame = 512;
+  o.max_payload = 100000;
+  Harness h(o);
+  std::mt19937 rng(77);
+  const auto pick = [&](uint32_t n) { return std::uniform_int_distribution<uint32_t>(0, n - 1)(rng); };
+  for (int i = 0; i < 20000; ++i) {
+    std::vector<uint8_t> bytes;
+    if (pick(3) == 0) {
+      bytes.resize(pick(700));  // noise of any length, including longer than the receive buffer
+      for (auto& b : bytes) b = static_cast<uint8_t>(pick(256));
+    } else {
+      // a well-formed frame with random fields, then possibly damaged
+      auto f = frame_of(static_cast<uint8_t>(1 + pick(4)), static_cast<uint16_t>(pick(4)),
+                        pick(2) ? kSetInput : kGetOutput, pick(3) ? pick(2000) : pick(0xFFFFFFFFu),
+                        pick(2) ? pick(2000) : pick(0xFFFFFFFFu), static_cast<uint16_t>(pick(480)),
+                        static_cast<uint16_t>(pick(600)));
+      if (f.length > f.total && pick(2)) f.length = static_cast<uint16_t>(f.total);
+      std::vector<uint8_t> frame(AISRV_SPI_OVERHEAD + f.length);
+      const auto payload = ::bytes(f.length, static_cast<uint8_t>(i));
+      aisrv_spi_build_request(&f, payload.data(), frame.data());
+      if (pick(4) == 0) frame[pick(static_cast<uint32_t>(frame.size()))] ^= static_cast<uint8_t>(1 + pick(255));
+      if (pick(4) == 0) frame.resize(pick(static_cast<uint32_t>(frame.size()) + 1));
+      bytes = std::move(frame);
+    }
+    const size_t clocked = bytes.size();
+    bytes.resize(std::min<size_t>(bytes.size(), h.slave().receive_capacity()));
+    h.slave().on_transaction(bytes, clocked);
+    const auto reply = h.slave().reply();
+    aisrv_spi_reply_t r{};
+    REQUIRE(aisrv_spi_parse_reply(reply.data(), reply.size(), 512, &r, nullptr) == AISRV_SPI_E_NONE);
+    REQUIRE(reply.size() <= o.max_frame);
+    if (r.state & AISRV_SPI_STATE_RECEIVING) REQUIRE(r.offset <= r.total);
+  }
+  CHECK(h.slave().stats().transactions > 19000);
+  CHECK(h.slave().stats().rejected > 1000);
+  // nothing above the payload limit reached the interpreter
+  for (const auto& e : h.executed) CHECK(e.payload.size() <= 100000);
 }
