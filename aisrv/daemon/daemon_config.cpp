@@ -39,6 +39,20 @@ Result<std::vector<engine::EngineSpec>> parse_engine_args(const std::vector<std:
   return specs;
 }
 
+Result<std::vector<std::pair<uint32_t, std::string>>> parse_sensor_args(const std::vector<std::string>& args) {
+  std::vector<std::pair<uint32_t, std::string>> sensors;
+  for (const auto& a : args) {
+    const size_t eq = a.find('=');
+    if (eq == std::string::npos || eq + 1 == a.size())
+      return make_error(Errc::invalid_argument, "--sensor '{}': expected N=PATH, e.g. 0=/run/camera.fifo", a);
+    const uint32_t n = AISRV_TRY(parse_number(std::string_view(a).substr(0, eq), "engine number", a));
+    for (const auto& s : sensors)
+      if (s.first == n) return make_error(Errc::invalid_argument, "--sensor: engine {} has two sensors", n);
+    sensors.emplace_back(n, a.substr(eq + 1));
+  }
+  return sensors;
+}
+
 Result<std::vector<std::pair<uint32_t, uint32_t>>> parse_chain_args(const std::vector<std::string>& args) {
   std::vector<std::pair<uint32_t, uint32_t>> chains;
   for (const auto& a : args) {

@@ -32,10 +32,11 @@ int main(int argc, char** argv) {
   engine::BackendRegistry registry;
   engine::register_builtin_backends(registry);
 
-  std::vector<std::string> listen_args, engine_args, chain_args;
+  std::vector<std::string> listen_args, engine_args, chain_args, sensor_args;
+  unsigned stream_fps = 10;
   std::string log_level = "info";
   std::string max_payload_text = std::to_string(AISRV_MAX_PAYLOAD);
-  size_t io_threads = 2;
+  size_t io_threads = 1;
   std::vector<std::string> spi_args;
   unsigned spi_frame = AISRV_SPI_DEFAULT_FRAME, spi_mode = 0, spi_timeout_ms = 5000;
   bool spi_fixed = false;
@@ -64,6 +65,10 @@ int main(int argc, char** argv) {
   app.add_option("--chain", chain_args,
                  "FROM:TO feeds engine FROM's outputs into engine TO's inputs and runs TO after each successful "
                  "inference of FROM (repeatable)");
+  app.add_option("--sensor", sensor_args,
+                 "N=PATH gives engine N a frame source for START_ACQUIRE_*: raw frames of input 0's size read from a "
+                 "file (looped), a FIFO or a character device (repeatable)");
+  app.add_option("--stream-fps", stream_fps, "Frames per second of START_ACQUIRE_STREAM")->check(CLI::Range(1u, 1000u));
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   app.add_option("--max-payload", max_payload_text, "Largest request payload accepted (e.g. 16M; at most 64M)");
@@ -87,6 +92,8 @@ int main(int argc, char** argv) {
   if (!specs) return fail(kExitUsage, specs.error());
   auto chains = daemon::parse_chain_args(chain_args);
   if (!chains) return fail(kExitUsage, chains.error());
+  auto sensors = daemon::parse_sensor_args(sensor_args);
+  if (!sensors) return fail(kExitUsage, sensors.error());
   auto max_payload = engine::parse_size(max_payload_text);
   if (!max_payload) return fail(kExitUsage, max_payload.error());
   if (*max_payload == 0 || *max_payload > AISRV_MAX_PAYLOAD)
@@ -110,5 +117,7 @@ int main(int argc, char** argv) {
   serve.spi_fixed = spi_fixed;
   serve.spi_mode = static_cast<uint8_t>(spi_mode);
   serve.spi_timeout_ms = spi_timeout_ms;
+  serve.sensors = *sensors;
+  serve.stream_fps = stream_fps;
   return daemon::serve(serve, std::move(backends), logger);
 }

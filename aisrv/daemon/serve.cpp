@@ -10,6 +10,7 @@
 #include "aisrv/phy/socket_server.hpp"
 #include "aisrv/phy/spi_server.hpp"
 #include "aisrv/protocol/endpoint.hpp"
+#include "aisrv/frame_source.hpp"
 #include "aisrv/server.hpp"
 
 namespace aisrv::daemon {
@@ -36,6 +37,16 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
   so.max_payload = options.max_payload;
   so.chains = options.chains;
   so.logger = logger;
+  for (const auto& [engine, path] : options.sensors) {
+    auto source = server::open_raw_frame_source(path);
+    if (!source) {
+      logger->error("--sensor {}={}: {}", engine, path, source.error().message);
+      return 1;
+    }
+    so.sensors.emplace_back(engine, server::SensorConfig{std::move(source).value(),
+                                                         std::chrono::milliseconds(1000 / options.stream_fps)});
+    logger->info("engine {}: sensor {}", engine, path);
+  }
   auto server = server::Server::create(std::move(so), std::move(backends));
   if (!server) {
     logger->error("{}", server.error().message);

@@ -23,7 +23,9 @@ struct ServeOptions {
   std::vector<std::string> listen;  // socket endpoints (unix:PATH, tcp:...)
   std::vector<std::pair<uint32_t, uint32_t>> chains;
   uint32_t max_payload = AISRV_MAX_PAYLOAD;
-  size_t io_threads = 2;
+  size_t io_threads = 1;
+  std::vector<std::pair<uint32_t, std::string>> sensors;  // engine -> raw frame source path
+  unsigned stream_fps = 10;                              // START_ACQUIRE_STREAM rate
   // SPI slave ports (sim:PATH, /dev/spidevB.C) and their link settings (docs/transport-spi.md).
   std::vector<std::string> spi;
   uint16_t spi_frame = AISRV_SPI_DEFAULT_FRAME;  // largest SPI transaction (fixed: every transaction's size)

@@ -113,7 +113,7 @@ Status EngineSlot::unload_model() {
   return ok();
 }
 
-Status EngineSlot::write_input(uint32_t index, std::span<const uint8_t> data) {
+Status EngineSlot::write_input(uint32_t index, std::span<const uint8_t> data, std::vector<uint8_t>* donor) {
   std::lock_guard lock(mu_);
   AISRV_TRY(require_model());
   if (index >= model_->inputs.size())
@@ -123,6 +123,8 @@ Status EngineSlot::write_input(uint32_t index, std::span<const uint8_t> data) {
   if (data.size() != desc.bytes)
     return make_error(Errc::bad_length, "input tensor {} '{}' takes {} bytes, {} were sent", index, desc.name,
                       desc.bytes, data.size());
+  if (donor && donor->size() == data.size() && donor->data() == data.data() && backend_->swap_input(index, *donor))
+    return ok();
   auto dst = backend_->input(index);
   std::memcpy(dst.data(), data.data(), data.size());
   return ok();
@@ -300,9 +302,56 @@ void EngineSlot::note_error(std::string_view context, const Error& error) {
   log_->add(fmt::format("{}: {}", context, error.message));
 }
 
-void EngineSlot::set_sensing(bool on) {
-  if (on) state_bits_.fetch_or(AISRV_STATUS_SENSING);
-  else state_bits_.fetch_and(~AISRV_STATUS_SENSING);
+void EngineSlot::attach_sensor(std::unique_ptr<FrameSource> source) { sensor_ = std::move(source); }
+
+static Error no_sensor(uint32_t number) {
+  return make_error(Errc::not_supported, "engine {} has no sensor configured (start aisrvd with --sensor {}=PATH)",
+                    number, number);
+}
+
+Status EngineSlot::acquire_frame() {
+  if (!sensor_) return no_sensor(number_);
+  std::lock_guard lock(mu_);
+  AISRV_TRY(require_model());
+  if (model_->inputs.empty()) return make_error(Errc::bad_tensor, "the model has no input for a sensor frame");
+  auto dst = backend_->input(0);
+  if (injected_frame_) {
+    std::memcpy(dst.data(), injected_frame_->data(), dst.size());
+    last_frame_ = std::move(*injected_frame_);
+    injected_frame_.reset();
+    return ok();
+  }
+  StateBit sensing(state_bits_, AISRV_STATUS_SENSING);
+  last_frame_.resize(dst.size());
+  AISRV_TRY(sensor_->capture(last_frame_));
+  std::memcpy(dst.data(), last_frame_.data(), dst.size());
+  return ok();
+}
+
+Status EngineSlot::inject_frame(std::span<const uint8_t> frame) {
+  if (!sensor_) return no_sensor(number_);
+  std::lock_guard lock(mu_);
+  AISRV_TRY(require_model());
+  if (model_->inputs.empty()) return make_error(Errc::bad_tensor, "the model has no input for a sensor frame");
+  if (frame.size() != model_->inputs[0].bytes)
+    return make_error(Errc::bad_length, "a sensor frame is input 0's {} bytes, {} were sent", model_->inputs[0].bytes,
+                      frame.size());
+  injected_frame_.emplace(frame.begin(), frame.end());
+  return ok();
+}
+
+Status EngineSlot::read_frame(std::vector<uint8_t>& out) {
+  if (!sensor_) return no_sensor(number_);
+  std::lock_guard lock(mu_);
+  if (last_frame_.empty()) return make_error(Errc::bad_command, "no frame has been acquired yet");
+  out = last_frame_;
+  return ok();
+}
+
+Status EngineSlot::write_sensor_register(uint8_t address, uint8_t reg, uint8_t value) {
+  if (!sensor_) return no_sensor(number_);
+  std::lock_guard lock(mu_);
+  return sensor_->write_register(address, reg, value);
 }
 
 }  // namespace aisrv::server

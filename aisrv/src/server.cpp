@@ -2,6 +2,7 @@
 #include "aisrv/server.hpp"
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <fmt/format.h>
@@ -27,6 +28,7 @@ class Server::Workers {
     strands_.reserve(engines);
     for (size_t i = 0; i < engines; ++i) {
       strands_.push_back(boost::asio::make_strand(pool_));
+      timers_.push_back(std::make_unique<boost::asio::steady_timer>(strands_.back()));
       pending_[i].store(0);
     }
   }
@@ -44,9 +46,24 @@ class Server::Workers {
   // True when nothing is queued or running in the engine's turn.
   bool idle(uint32_t engine) const { return pending_[engine].load() == 0; }
 
+  // Runs `fn` in the engine's turn after `delay` (one pending timer per engine: a new call replaces it).
+  template <typename Fn>
+  void post_after(uint32_t engine, std::chrono::milliseconds delay, Fn&& fn) {
+    boost::asio::post(strands_[engine], [this, engine, delay, fn = std::forward<Fn>(fn)]() mutable {
+      timers_[engine]->expires_after(delay);
+      timers_[engine]->async_wait([this, engine, fn = std::move(fn)](const boost::system::error_code& ec) mutable {
+        if (!ec) post(engine, std::move(fn));
+      });
+    });
+  }
+  void cancel_timer(uint32_t engine) {
+    boost::asio::post(strands_[engine], [this, engine] { timers_[engine]->cancel(); });
+  }
+
  private:
   boost::asio::thread_pool pool_;
   std::vector<boost::asio::strand<boost::asio::thread_pool::executor_type>> strands_;
+  std::vector<std::unique_ptr<boost::asio::steady_timer>> timers_;
   std::unique_ptr<std::atomic<uint32_t>[]> pending_;
 };
 
@@ -79,6 +96,15 @@ Result<std::unique_ptr<Server>> Server::create(ServerOptions options,
         return make_error(Errc::invalid_argument, "the chains form a cycle through engine {}", start);
   }
 
+  for (const auto& [n, cfg] : options.sensors) {
+    if (n >= backends.size())
+      return make_error(Errc::invalid_argument, "sensor for engine {}, which does not exist (engines 0..{})", n,
+                        backends.size() - 1);
+    if (!cfg.source) return make_error(Errc::invalid_argument, "sensor for engine {} has no source", n);
+    if (cfg.stream_interval.count() <= 0)
+      return make_error(Errc::invalid_argument, "sensor for engine {}: the stream interval must be positive", n);
+  }
+
   const auto epoch = std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<EngineSlot>> slots;
   for (size_t i = 0; i < backends.size(); ++i) {
@@ -97,7 +123,14 @@ Server::Server(ServerOptions options, std::chrono::steady_clock::time_point epoc
       log_(std::make_unique<DebugLog>("server", options_.logger, epoch_, AISRV_DEBUG_LOG_LINES)),
       engines_(std::move(engines)),
       commands_(std::make_unique<CommandTable>()),
-      workers_(std::make_unique<Workers>(engines_.size())) {
+      workers_(std::make_unique<Workers>(engines_.size())),
+      streams_(engines_.size()),
+      stream_intervals_(engines_.size(), std::chrono::milliseconds(100)) {
+  for (auto& [n, cfg] : options_.sensors) {
+    stream_intervals_[n] = cfg.stream_interval;
+    engines_[n]->attach_sensor(std::move(cfg.source));
+  }
+  options_.sensors.clear();
   add_info_commands(*commands_);
   add_model_commands(*commands_);
   add_tensor_commands(*commands_);
@@ -105,7 +138,10 @@ Server::Server(ServerOptions options, std::chrono::steady_clock::time_point epoc
   add_gpio_commands(*commands_);
 }
 
-Server::~Server() { workers_.reset(); }
+Server::~Server() {
+  for (auto& e : engines_) stop_stream(*e);
+  workers_.reset();
+}
 
 EngineSlot* Server::engine(uint32_t number) {
   return number < engines_.size() ? engines_[number].get() : nullptr;
@@ -114,6 +150,8 @@ EngineSlot* Server::engine(uint32_t number) {
 uint32_t Server::capabilities() const {
   uint32_t caps = AISRV_CAP_TIMING_RECORD | AISRV_CAP_CANCEL | options_.extra_capabilities;
   if (!options_.chains.empty()) caps |= AISRV_CAP_CHAIN;
+  for (const auto& e : engines_)
+    if (e->has_sensor()) caps |= AISRV_CAP_SENSOR;
   return caps;
 }
 
@@ -187,6 +225,54 @@ Status Server::start_inference(EngineSlot& slot, uint64_t queue_ns) {
   AISRV_TRY(slot.infer(queue_ns, &outputs));
   run_chain(slot.number(), std::move(outputs));
   return ok();
+}
+
+Status Server::acquire_single(EngineSlot& slot, uint64_t queue_ns) {
+  if (slot.acquire_mode() == EngineSlot::AcquireMode::stream)
+    return make_error(Errc::bad_command, "engine {} is streaming; stop the stream first", slot.number());
+  slot.set_acquire_mode(EngineSlot::AcquireMode::single);
+  Status st = slot.acquire_frame();
+  slot.set_acquire_mode(EngineSlot::AcquireMode::idle);
+  AISRV_TRY(std::move(st));
+  return start_inference(slot, queue_ns);
+}
+
+Status Server::start_stream(EngineSlot& slot, std::chrono::milliseconds interval) {
+  if (!slot.has_sensor())
+    return make_error(Errc::not_supported, "engine {} has no sensor configured (start aisrvd with --sensor {}=PATH)",
+                      slot.number(), slot.number());
+  if (!slot.has_model()) return make_error(Errc::no_model, "engine {} has no model loaded", slot.number());
+  if (slot.acquire_mode() == EngineSlot::AcquireMode::stream) return ok();
+  slot.set_acquire_mode(EngineSlot::AcquireMode::stream);
+  slot.log().add(fmt::format("acquire stream started, one frame every {} ms", interval.count()));
+  const uint32_t n = slot.number();
+  // Each round acquires and infers in the engine's turn, then schedules the next: client requests interleave.
+  auto round = std::make_shared<std::function<void()>>();
+  *round = [this, n, interval, weak = std::weak_ptr<std::function<void()>>(round)] {
+    EngineSlot& s = *engines_[n];
+    auto self = weak.lock();
+    // A round of a stream that was stopped (and maybe restarted since) ends here.
+    if (!self || streams_[n] != self || s.acquire_mode() != EngineSlot::AcquireMode::stream) return;
+    Status st = s.acquire_frame();
+    if (st) st = start_inference(s, 0);
+    if (!st) {
+      s.note_error("acquire stream", st.error());
+      s.set_acquire_mode(EngineSlot::AcquireMode::idle);
+      s.log().add("acquire stream stopped after an error");
+      return;
+    }
+    workers_->post_after(n, interval, [self] { (*self)(); });
+  };
+  streams_[n] = round;  // keeps the round alive while streaming
+  workers_->post(n, [round] { (*round)(); });
+  return ok();
+}
+
+void Server::stop_stream(EngineSlot& slot) {
+  if (slot.acquire_mode() != EngineSlot::AcquireMode::stream) return;
+  slot.set_acquire_mode(EngineSlot::AcquireMode::idle);
+  workers_->cancel_timer(slot.number());
+  slot.log().add("acquire stream stopped");
 }
 
 void Server::run_chain(uint32_t from, std::vector<std::vector<uint8_t>> carry) {

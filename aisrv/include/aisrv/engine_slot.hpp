@@ -15,6 +15,7 @@
 
 #include "aisrv/debug_log.hpp"
 #include "aisrv/engine/backend.hpp"
+#include "aisrv/frame_source.hpp"
 #include "aisrv/protocol/payloads.hpp"
 #include "aisrv/protocol/result.hpp"
 
@@ -36,7 +37,8 @@ class EngineSlot {
   bool has_model() const;
 
   // Tensors. Indices and lengths are checked against the loaded model.
-  Status write_input(uint32_t index, std::span<const uint8_t> data);
+  // `donor`, when given, holds exactly `data` and may be swapped into the backend instead of copied.
+  Status write_input(uint32_t index, std::span<const uint8_t> data, std::vector<uint8_t>* donor = nullptr);
   Status read_input(uint32_t index, std::vector<uint8_t>& out);
   Status read_output(uint32_t index, std::vector<uint8_t>& out);
   // Copies output `index` into `out`, which must have exactly the tensor's length (in-process channel).
@@ -68,8 +70,17 @@ class EngineSlot {
   void set_chain_target(std::optional<uint32_t> target) { chain_target_ = target; }
   std::optional<uint32_t> chain_target() const { return chain_target_; }
 
-  // Set while a sensor frame is being acquired (SENSING bit).
-  void set_sensing(bool on);
+  // Sensor acquisition (all need a frame source; frames are input tensor 0's size).
+  enum class AcquireMode : uint32_t { idle = 0, single = 1, stream = 2 };
+  void attach_sensor(std::unique_ptr<FrameSource> source);
+  bool has_sensor() const { return sensor_ != nullptr; }
+  // Captures one frame (or takes the injected one) into input tensor 0; the caller then runs the inference.
+  Status acquire_frame();
+  Status inject_frame(std::span<const uint8_t> frame);
+  Status read_frame(std::vector<uint8_t>& out);
+  Status write_sensor_register(uint8_t address, uint8_t reg, uint8_t value);
+  AcquireMode acquire_mode() const { return mode_.load(); }
+  void set_acquire_mode(AcquireMode m) { mode_.store(m); }
 
  private:
   engine::LogFn log_fn();
@@ -84,6 +95,8 @@ class EngineSlot {
   std::atomic<uint32_t> state_bits_{0};
   std::atomic<uint32_t> error_bits_{0};
   std::atomic<bool> cancel_{false};
+  std::atomic<AcquireMode> mode_{AcquireMode::idle};
+  std::unique_ptr<FrameSource> sensor_;
 
   mutable std::mutex mu_;  // guards everything below and every backend call
   std::optional<engine::ModelInfo> model_;
@@ -92,6 +105,8 @@ class EngineSlot {
   bool outputs_valid_ = false;
   uint64_t inferences_ = 0;
   protocol::TimingRecord last_timing_;
+  std::vector<uint8_t> last_frame_;
+  std::optional<std::vector<uint8_t>> injected_frame_;
 };
 
 }  // namespace aisrv::server

@@ -21,6 +21,7 @@
 #include "aisrv/debug_log.hpp"
 #include "aisrv/engine/backend.hpp"
 #include "aisrv/engine_slot.hpp"
+#include "aisrv/frame_source.hpp"
 #include "aisrv/protocol/protocol.hpp"
 
 namespace spdlog {
@@ -31,11 +32,17 @@ namespace aisrv::server {
 
 class CommandTable;
 
+struct SensorConfig {
+  std::unique_ptr<FrameSource> source;
+  std::chrono::milliseconds stream_interval{100};  // START_ACQUIRE_STREAM pace
+};
+
 struct ServerOptions {
   uint32_t max_payload = AISRV_MAX_PAYLOAD;    // largest request/response payload accepted
   std::vector<std::pair<uint32_t, uint32_t>> chains;  // {from, to}: outputs of `from` feed `to` after each inference
   std::shared_ptr<spdlog::logger> logger;      // the daemon's log (may be null)
   uint32_t extra_capabilities = 0;             // capability bits transports add (e.g. AISRV_CAP_CRC32)
+  std::vector<std::pair<uint32_t, SensorConfig>> sensors;  // frame sources by engine number
 };
 
 class Server {
@@ -64,6 +71,12 @@ class Server {
   // One inference on `slot`, then its chain (if any). A failure further down a chain is reported on the engine
   // that failed (status word + debug log) and does not fail this call.
   Status start_inference(EngineSlot& slot, uint64_t queue_ns);
+  // Acquire one sensor frame into input 0, then start_inference.
+  Status acquire_single(EngineSlot& slot, uint64_t queue_ns);
+  // Continuous acquire + infer every `interval` in the engine's turn, until stop_stream (or an error).
+  Status start_stream(EngineSlot& slot, std::chrono::milliseconds interval);
+  void stop_stream(EngineSlot& slot);
+  std::chrono::milliseconds stream_interval(uint32_t engine) const { return stream_intervals_[engine]; }
 
  private:
   Server(ServerOptions options, std::chrono::steady_clock::time_point epoch,
@@ -78,6 +91,9 @@ class Server {
   std::vector<std::unique_ptr<EngineSlot>> engines_;
   std::unique_ptr<CommandTable> commands_;
   std::unique_ptr<Workers> workers_;
+  // The running stream round per engine; only touched in that engine's turn.
+  std::vector<std::shared_ptr<std::function<void()>>> streams_;
+  std::vector<std::chrono::milliseconds> stream_intervals_;
 };
 
 }  // namespace aisrv::server

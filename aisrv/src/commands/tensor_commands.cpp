@@ -7,7 +7,9 @@ namespace {
 
 using protocol::Command;
 
-Status set_input(CommandContext& c) { return c.slot->write_input(c.request.header.tensor, c.request.payload); }
+Status set_input(CommandContext& c) {
+  return c.slot->write_input(c.request.header.tensor, c.request.payload, c.request.donor);
+}
 
 Status get_input(CommandContext& c) { return c.slot->read_input(c.request.header.tensor, c.response.payload); }
 

@@ -29,10 +29,7 @@ Status LocalChannel::get_output(uint32_t tensor, std::span<uint8_t> out) {
   return noted("local get_output_tensor", slot_->copy_output(tensor, out));
 }
 
-Status LocalChannel::acquire_single() {
-  return noted("local acquire_single",
-               make_error(Errc::not_supported, "engine {} has no sensor configured", slot_->number()));
-}
+Status LocalChannel::acquire_single() { return noted("local acquire_single", server_->acquire_single(*slot_, 0)); }
 
 Result<uint32_t> LocalChannel::input_length(uint32_t tensor) {
   auto r = slot_->input_length(tensor);

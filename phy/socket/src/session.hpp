@@ -12,7 +12,6 @@
 
 #include "aisrv/protocol/stream_framing.hpp"
 #include "aisrv/server.hpp"
-#include "growable_buffer.hpp"
 
 namespace aisrv::phy {
 
@@ -75,18 +74,21 @@ class Session : public std::enable_shared_from_this<Session<Socket>> {
     }
     header_ = prefix->header;
     expected_ = prefix->length;
-    payload_.clear();
+    received_ = 0;
+    // Shrinking never touches the bytes; growing (below) happens as data arrives. A buffer that already has the
+    // size (the usual case for tensors of one model) costs nothing.
+    if (payload_.size() > expected_) payload_.resize(expected_);
     read_payload();
   }
 
   void read_payload() {
-    if (payload_.size() == expected_) return submit();
-    const size_t have = payload_.size();
-    const size_t chunk = std::min<size_t>(expected_ - have, kPayloadChunk);
-    payload_.resize(have + chunk);
-    boost::asio::async_read(socket_, boost::asio::buffer(payload_.data() + have, chunk),
-                            boost::asio::bind_executor(strand_, [self = this->shared_from_this()](auto ec, size_t) {
+    if (received_ == expected_) return submit();
+    const size_t chunk = std::min<size_t>(expected_ - received_, kPayloadChunk);
+    if (payload_.size() < received_ + chunk) payload_.resize(received_ + chunk);
+    boost::asio::async_read(socket_, boost::asio::buffer(payload_.data() + received_, chunk),
+                            boost::asio::bind_executor(strand_, [self = this->shared_from_this()](auto ec, size_t n) {
                               if (ec) return self->finish(ec);
+                              self->received_ += n;
                               self->read_payload();
                             }));
   }
@@ -94,6 +96,7 @@ class Session : public std::enable_shared_from_this<Session<Socket>> {
   void submit() {
     request_.header = header_;
     request_.payload = std::span<const uint8_t>(payload_.data(), payload_.size());
+    request_.donor = &payload_;  // the interpreter may keep this buffer (zero-copy input) and give back another
     host_.in_flight.fetch_add(1);
     host_.server.submit(request_, response_, [self = this->shared_from_this()] {
       // Inline answers arrive on this session's strand already: dispatch writes at once; from an engine thread it
@@ -104,7 +107,7 @@ class Session : public std::enable_shared_from_this<Session<Socket>> {
   }
 
   void write_response(bool then_close) {
-    payload_.shrink_if_above(kKeepBuffer);
+    if (payload_.capacity() > kKeepBuffer) std::vector<uint8_t>().swap(payload_);
     out_prefix_ = protocol::stream::encode_response_prefix(response_.status,
                                                             static_cast<uint32_t>(response_.payload.size()));
     std::array<boost::asio::const_buffer, 2> buffers{boost::asio::buffer(out_prefix_),
@@ -136,7 +139,8 @@ class Session : public std::enable_shared_from_this<Session<Socket>> {
   std::array<uint8_t, protocol::stream::kResponsePrefix> out_prefix_{};
   protocol::Header header_;
   uint32_t expected_ = 0;
-  GrowableBuffer payload_;
+  size_t received_ = 0;
+  std::vector<uint8_t> payload_;
   protocol::Request request_;
   protocol::Response response_;
   std::shared_ptr<void> companion_;

@@ -180,6 +180,7 @@ void LinkSlave::complete_request() {
   p->payload = std::move(t.buffer);
   p->request.header = protocol::Header{t.cmd, t.engine, t.tensor};
   p->request.payload = p->payload;
+  p->request.donor = &p->payload;  // the interpreter may take the buffer instead of copying it (nobody reads it later)
   t.pending = p;
   std::erase_if(running_, [](const auto& r) { return r->done.load(std::memory_order_acquire); });
   running_.push_back(p);

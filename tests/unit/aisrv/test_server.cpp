@@ -202,7 +202,7 @@ TEST_CASE("version record") {
 TEST_CASE("chaining feeds engine 0's outputs into engine 1 and runs it") {
   server::ServerOptions o;
   o.chains = {{0, 1}, {1, 2}};
-  auto s = make_server(3, o);
+  auto s = make_server(3, std::move(o));
   REQUIRE(call(*s, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({{4}, {6}})).status == 0);
   REQUIRE(call(*s, Command::SET_MODEL_SECONDARY, 1, 0, make_test_model({{6}, {2}})).status == 0);
   REQUIRE(call(*s, Command::SET_MODEL_SECONDARY, 2, 0, make_test_model({{2}, {5}})).status == 0);
@@ -232,7 +232,7 @@ TEST_CASE("bad chains are refused at start-up") {
     o.chains = chains;
     std::vector<std::unique_ptr<engine::InferenceBackend>> b;
     for (int i = 0; i < 3; ++i) b.push_back(std::make_unique<test::TestBackend>());
-    auto s = Server::create(o, std::move(b));
+    auto s = Server::create(std::move(o), std::move(b));
     CHECK(!s.ok());
   }
 }
@@ -275,4 +275,104 @@ TEST_CASE("submit: one engine strictly in turn, engines concurrently, status ans
   auto rec = decode_timing_record(call(*s, Command::GET_TIMING_RECORD, 0).payload);
   REQUIRE(rec.ok());
   CHECK(rec->queue_ns > 0);  // the last one waited behind the others
+}
+
+// ---- sensor acquisition through a real raw-frame source ----
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "process.hpp"
+
+namespace {
+std::unique_ptr<Server> server_with_sensor(const std::string& path, std::chrono::milliseconds interval) {
+  server::ServerOptions o;
+  auto src = server::open_raw_frame_source(path);
+  REQUIRE(src.ok());
+  o.sensors.emplace_back(0, server::SensorConfig{std::move(src).value(), interval});
+  return make_server(1, std::move(o));
+}
+}  // namespace
+
+TEST_CASE("acquire single from a recorded file: frames in order, looped; inject; read back") {
+  test::TempDir dir;
+  const std::string path = dir.file("frames.raw");
+  std::ofstream(path, std::ios::binary) << std::string("\x01\x02\x03\x04\x11\x12\x13\x14\x99", 9);
+  auto s = server_with_sensor(path, std::chrono::milliseconds(10));
+  CHECK(call(*s, Command::START_ACQUIRE_SINGLE).status == AISRV_STATUS_ERROR_NO_MODEL);
+  REQUIRE(call(*s, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({{4}, {4}})).status == 0);
+  const std::vector<uint8_t> f0{1, 2, 3, 4}, f1{0x11, 0x12, 0x13, 0x14};
+  for (const auto* frame : {&f0, &f1, &f0}) {  // the trailing partial frame is skipped when looping
+    REQUIRE(call(*s, Command::START_ACQUIRE_SINGLE).status == 0);
+    CHECK(call(*s, Command::GET_SENSOR_TENSOR).payload == *frame);
+    CHECK(call(*s, Command::GET_INPUT_TENSOR).payload == *frame);
+    CHECK(call(*s, Command::GET_OUTPUT_TENSOR).payload == test::expected_output(*frame, 4, 0));
+  }
+  const std::vector<uint8_t> injected{7, 7, 7, 7};
+  REQUIRE(call(*s, Command::SET_SENSOR_TENSOR, 0, 0, injected).status == 0);
+  REQUIRE(call(*s, Command::START_ACQUIRE_SINGLE).status == 0);
+  CHECK(call(*s, Command::GET_SENSOR_TENSOR).payload == injected);
+  CHECK(call(*s, Command::SET_SENSOR_TENSOR, 0, 0, std::vector<uint8_t>{1}).status == AISRV_STATUS_ERROR_BAD_LENGTH);
+  CHECK(u32_of(call(*s, Command::GET_ACQUIRE_MODE)) == 0);
+  const std::vector<uint8_t> i2c{0x3C, 0x12, 0x80};
+  CHECK(call(*s, Command::START_ACQUIRE_SET_I2C, 0, 0, i2c).status == AISRV_STATUS_ERROR_NOT_SUPPORTED);
+  CHECK(log_of(*s, 0).find("has no I2C bus") != std::string::npos);
+  auto v = decode_version(call(*s, Command::GET_VERSION).payload);
+  CHECK((v->capabilities & AISRV_CAP_SENSOR) != 0);
+}
+
+TEST_CASE("acquire stream: runs in the engine's turn, clients interleave, stops on request") {
+  test::TempDir dir;
+  const std::string path = dir.file("frames.raw");
+  std::ofstream(path, std::ios::binary) << std::string("abcdefgh", 8);
+  auto s = server_with_sensor(path, std::chrono::milliseconds(5));
+  REQUIRE(call(*s, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({{4}, {4}})).status == 0);
+  auto submit = [&](Command cmd, uint32_t tensor) {
+    Response r;
+    std::promise<void> p;
+    Request req{Header{static_cast<uint32_t>(cmd), 0, tensor}, {}};
+    s->submit(req, r, [&] { p.set_value(); });
+    p.get_future().wait();
+    return r;
+  };
+  REQUIRE(submit(Command::START_ACQUIRE_STREAM, 1).status == 0);
+  CHECK(u32_of(submit(Command::GET_ACQUIRE_MODE, 0)) == 2);
+  CHECK(submit(Command::START_ACQUIRE_SINGLE, 0).status == AISRV_STATUS_ERROR_BAD_CMD);
+  uint64_t inferences = 0;
+  for (int i = 0; i < 400 && inferences < 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    inferences = decode_engine_info(submit(Command::GET_ENGINE_INFO, 0).payload)->inferences;
+  }
+  CHECK(inferences >= 5);
+  REQUIRE(submit(Command::START_ACQUIRE_STREAM, 0).status == 0);
+  CHECK(u32_of(submit(Command::GET_ACQUIRE_MODE, 0)) == 0);
+  const auto stopped_at = decode_engine_info(submit(Command::GET_ENGINE_INFO, 0).payload)->inferences;
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(decode_engine_info(submit(Command::GET_ENGINE_INFO, 0).payload)->inferences == stopped_at);
+  CHECK(submit(Command::START_ACQUIRE_STREAM, 7).status == AISRV_STATUS_ERROR_BAD_TENSOR);
+  // restart, then let the server shut down while streaming
+  REQUIRE(submit(Command::START_ACQUIRE_STREAM, 1).status == 0);
+}
+
+TEST_CASE("acquire from a FIFO: waits for the writer's frame; a closed writer is an error") {
+  test::TempDir dir;
+  const std::string path = dir.file("cam.fifo");
+  REQUIRE(mkfifo(path.c_str(), 0600) == 0);
+  auto s = server_with_sensor(path, std::chrono::milliseconds(10));
+  REQUIRE(call(*s, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({{4}, {4}})).status == 0);
+  const int w = ::open(path.c_str(), O_WRONLY | O_NONBLOCK);
+  REQUIRE(w >= 0);
+  std::thread writer([w] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const uint8_t frame[4] = {9, 8, 7, 6};
+    CHECK(::write(w, frame, 4) == 4);
+  });
+  CHECK(call(*s, Command::START_ACQUIRE_SINGLE).status == 0);
+  writer.join();
+  CHECK(call(*s, Command::GET_SENSOR_TENSOR).payload == std::vector<uint8_t>{9, 8, 7, 6});
+  ::close(w);
+  CHECK(call(*s, Command::START_ACQUIRE_SINGLE).status == AISRV_STATUS_ERROR_INFER_ERR);
+  CHECK(log_of(*s, 0).find("the writer closed the stream") != std::string::npos);
 }

@@ -20,7 +20,7 @@ std::unique_ptr<server::Server> make(size_t n, std::vector<std::pair<uint32_t, u
   for (size_t i = 0; i < n; ++i) b.push_back(std::make_unique<test::TestBackend>());
   server::ServerOptions o;
   o.chains = std::move(chains);
-  auto s = server::Server::create(o, std::move(b));
+  auto s = server::Server::create(std::move(o), std::move(b));
   REQUIRE(s.ok());
   return std::move(s).value();
 }

@@ -73,6 +73,14 @@ class InferenceBackend {
   // next invoke or unload.
   virtual std::span<uint8_t> input(size_t index) = 0;
   virtual std::span<const uint8_t> output(size_t index) const = 0;
+  // Optional zero-copy input: make `buffer` (exactly input(index).size() bytes, holding the new input) the storage
+  // of input `index` and hand the previous storage back in `buffer`. Returns false when inputs cannot be swapped
+  // (e.g. they live inside an arena); the caller then copies.
+  virtual bool swap_input(size_t index, std::vector<uint8_t>& buffer) {
+    (void)index;
+    (void)buffer;
+    return false;
+  }
 
   // Run one inference on the current inputs. Returns one entry per layer/operator (name, op type, nanoseconds).
   // Errc::infer_error with a reason on failure, Errc::cancelled when ctx.cancelled() was seen.

@@ -55,6 +55,9 @@ Header decode_header(std::span<const uint8_t, kHeaderSize> in);
 struct Request {
   Header header;
   std::span<const uint8_t> payload;
+  // Optional: the buffer `payload` views, which the interpreter may take instead of copying (a transport that can
+  // receive into a fresh buffer next time sets it; it gets back a buffer of unspecified content).
+  std::vector<uint8_t>* donor = nullptr;
 };
 
 // The interpreter's answer; transports frame it. `payload` is reused between requests to avoid reallocations.

@@ -1,0 +1,77 @@
+// aisrv hailo8/runtime — libhailort loaded at run time with dlopen: the candidate file names (or an injected path),
+// the function table resolved with dlsym, and the library version check (the struct layouts we declare are those of
+// HailoRT 4.20-4.23). Loading a real libhailort runs its static initialiser, which opens log files (hailort.log in
+// the working directory unless HAILORT_LOGGER_PATH says otherwise; hailort-c-api-facts.md §4.2).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "aisrv/engine/hailo8/runtime/hailort_abi.hpp"
+#include "aisrv/protocol/result.hpp"
+
+namespace aisrv::engine::hailo8::runtime {
+
+// The functions the engine calls.
+struct HailortApi {
+  hailort_abi::hailo_get_library_version_fn get_library_version = nullptr;
+  hailort_abi::hailo_get_status_message_fn get_status_message = nullptr;
+  hailort_abi::hailo_init_vdevice_params_fn init_vdevice_params = nullptr;
+  hailort_abi::hailo_create_vdevice_fn create_vdevice = nullptr;
+  hailort_abi::hailo_release_vdevice_fn release_vdevice = nullptr;
+  hailort_abi::hailo_create_hef_buffer_fn create_hef_buffer = nullptr;
+  hailort_abi::hailo_release_hef_fn release_hef = nullptr;
+  hailort_abi::hailo_init_configure_params_by_vdevice_fn init_configure_params_by_vdevice = nullptr;
+  hailort_abi::hailo_configure_vdevice_fn configure_vdevice = nullptr;
+  hailort_abi::hailo_make_input_vstream_params_fn make_input_vstream_params = nullptr;
+  hailort_abi::hailo_make_output_vstream_params_fn make_output_vstream_params = nullptr;
+  hailort_abi::hailo_create_input_vstreams_fn create_input_vstreams = nullptr;
+  hailort_abi::hailo_create_output_vstreams_fn create_output_vstreams = nullptr;
+  hailort_abi::hailo_release_input_vstreams_fn release_input_vstreams = nullptr;
+  hailort_abi::hailo_release_output_vstreams_fn release_output_vstreams = nullptr;
+  hailort_abi::hailo_get_input_vstream_info_fn get_input_vstream_info = nullptr;
+  hailort_abi::hailo_get_output_vstream_info_fn get_output_vstream_info = nullptr;
+  hailort_abi::hailo_get_input_vstream_frame_size_fn get_input_vstream_frame_size = nullptr;
+  hailort_abi::hailo_get_output_vstream_frame_size_fn get_output_vstream_frame_size = nullptr;
+  hailort_abi::hailo_vstream_write_raw_buffer_fn vstream_write_raw_buffer = nullptr;
+  hailort_abi::hailo_vstream_read_raw_buffer_fn vstream_read_raw_buffer = nullptr;
+};
+
+struct LibraryVersion {
+  uint32_t major = 0, minor = 0, revision = 0;
+};
+
+class HailortLibrary {
+ public:
+  // The names tried when no path is configured: the soname of HailoRT 4.23 first, then the unversioned link, then
+  // the other releases whose layouts we implement (each minor release has its own soname, facts §4.1).
+  static std::vector<std::string> default_candidates();
+
+  // Opens the first candidate that loads (a name without '/' goes through the dynamic linker's search path),
+  // resolves every function and checks the version. Errors (Errc::not_found when nothing loads, naming every
+  // candidate and why; Errc::not_supported for a missing symbol or an unsupported version) say which.
+  static Result<std::unique_ptr<HailortLibrary>> open(const std::vector<std::string>& candidates);
+
+  ~HailortLibrary();
+  HailortLibrary(const HailortLibrary&) = delete;
+  HailortLibrary& operator=(const HailortLibrary&) = delete;
+
+  const HailortApi& api() const { return api_; }
+  const LibraryVersion& version() const { return version_; }
+  const std::string& path() const { return path_; }
+  // "HAILO_TIMEOUT(4)"; the library's own name of a status when it knows it.
+  std::string status_name(hailort_abi::hailo_status status) const;
+
+ private:
+  HailortLibrary() = default;
+  void* handle_ = nullptr;
+  std::string path_;
+  HailortApi api_;
+  LibraryVersion version_;
+};
+
+// Versions whose struct layouts match our declarations.
+bool layout_supported(const LibraryVersion& v);
+
+}  // namespace aisrv::engine::hailo8::runtime

@@ -1,0 +1,100 @@
+// aisrv hailo8/runtime — dlopen/dlsym of libhailort and its version check.
+#include "aisrv/engine/hailo8/runtime/hailort_library.hpp"
+
+#include <dlfcn.h>
+
+#include <fmt/format.h>
+
+namespace aisrv::engine::hailo8::runtime {
+
+std::vector<std::string> HailortLibrary::default_candidates() {
+  return {"libhailort.so.4.23.0", "libhailort.so", "libhailort.so.4.22.0", "libhailort.so.4.21.0",
+          "libhailort.so.4.21.1", "libhailort.so.4.20.0"};
+}
+
+bool layout_supported(const LibraryVersion& v) { return v.major == 4 && v.minor >= 20 && v.minor <= 23; }
+
+namespace {
+template <typename Fn>
+bool resolve(void* handle, const char* name, Fn& slot, std::string& missing) {
+  dlerror();
+  void* sym = dlsym(handle, name);
+  if (!sym) {
+    missing += missing.empty() ? name : fmt::format(", {}", name);
+    return false;
+  }
+  slot = reinterpret_cast<Fn>(sym);
+  return true;
+}
+}  // namespace
+
+Result<std::unique_ptr<HailortLibrary>> HailortLibrary::open(const std::vector<std::string>& candidates) {
+  std::string tried;
+  void* handle = nullptr;
+  std::string path;
+  for (const auto& c : candidates) {
+    dlerror();
+    handle = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle) {
+      path = c;
+      break;
+    }
+    const char* why = dlerror();
+    tried += fmt::format("{}{} ({})", tried.empty() ? "" : "; ", c, why ? why : "not loadable");
+  }
+  if (!handle) return make_error(Errc::not_found, "libhailort not found (tried: {})", tried);
+
+  std::unique_ptr<HailortLibrary> lib(new HailortLibrary());
+  lib->handle_ = handle;
+  lib->path_ = path;
+  std::string missing;
+  HailortApi& a = lib->api_;
+  resolve(handle, "hailo_get_library_version", a.get_library_version, missing);
+  resolve(handle, "hailo_get_status_message", a.get_status_message, missing);
+  resolve(handle, "hailo_init_vdevice_params", a.init_vdevice_params, missing);
+  resolve(handle, "hailo_create_vdevice", a.create_vdevice, missing);
+  resolve(handle, "hailo_release_vdevice", a.release_vdevice, missing);
+  resolve(handle, "hailo_create_hef_buffer", a.create_hef_buffer, missing);
+  resolve(handle, "hailo_release_hef", a.release_hef, missing);
+  resolve(handle, "hailo_init_configure_params_by_vdevice", a.init_configure_params_by_vdevice, missing);
+  resolve(handle, "hailo_configure_vdevice", a.configure_vdevice, missing);
+  resolve(handle, "hailo_make_input_vstream_params", a.make_input_vstream_params, missing);
+  resolve(handle, "hailo_make_output_vstream_params", a.make_output_vstream_params, missing);
+  resolve(handle, "hailo_create_input_vstreams", a.create_input_vstreams, missing);
+  resolve(handle, "hailo_create_output_vstreams", a.create_output_vstreams, missing);
+  resolve(handle, "hailo_release_input_vstreams", a.release_input_vstreams, missing);
+  resolve(handle, "hailo_release_output_vstreams", a.release_output_vstreams, missing);
+  resolve(handle, "hailo_get_input_vstream_info", a.get_input_vstream_info, missing);
+  resolve(handle, "hailo_get_output_vstream_info", a.get_output_vstream_info, missing);
+  resolve(handle, "hailo_get_input_vstream_frame_size", a.get_input_vstream_frame_size, missing);
+  resolve(handle, "hailo_get_output_vstream_frame_size", a.get_output_vstream_frame_size, missing);
+  resolve(handle, "hailo_vstream_write_raw_buffer", a.vstream_write_raw_buffer, missing);
+  resolve(handle, "hailo_vstream_read_raw_buffer", a.vstream_read_raw_buffer, missing);
+  if (!missing.empty())
+    return make_error(Errc::not_supported, "libhailort at {} lacks {}: not a usable HailoRT 4.x", path, missing);
+
+  hailort_abi::hailo_version_t v{};
+  const auto status = a.get_library_version(&v);
+  if (status != hailort_abi::HAILO_SUCCESS)
+    return make_error(Errc::not_supported, "libhailort at {}: hailo_get_library_version failed with {}", path,
+                      lib->status_name(status));
+  lib->version_ = LibraryVersion{v.major, v.minor, v.revision};
+  if (!layout_supported(lib->version_))
+    return make_error(Errc::not_supported,
+                      "libhailort {}.{}.{} at {} is not supported: this engine uses the C API layouts of HailoRT "
+                      "4.20 to 4.23",
+                      v.major, v.minor, v.revision, path);
+  return lib;
+}
+
+HailortLibrary::~HailortLibrary() {
+  if (handle_) dlclose(handle_);
+}
+
+std::string HailortLibrary::status_name(hailort_abi::hailo_status status) const {
+  const char* name = api_.get_status_message ? api_.get_status_message(status) : nullptr;
+  if (name) return fmt::format("{}({})", name, status);
+  return fmt::format("status {}", status);
+}
+
+}  // namespace aisrv::engine::hailo8::runtime
