@@ -36,10 +36,13 @@ class SpiServer::Impl {
           continue;
         }
         if (n.error().code == Errc::cancelled) break;
-        if (logger_) logger_->error("SPI {}: {}", port_->describe(), n.error().message);
+        if (logger_ && n.error().message != last_error_)  // once per distinct failure, not every retry
+          logger_->error("SPI {}: {}", port_->describe(), n.error().message);
+        last_error_ = n.error().message;
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         continue;
       }
+      last_error_.clear();
       std::lock_guard lock(mu_);
       link_.on_transaction(std::span<const uint8_t>(rx_).first(std::min(*n, rx_.size())), *n);
       if (logger_ && link_.stats().rejected != last_rejected_) {
@@ -96,6 +99,7 @@ class SpiServer::Impl {
   LinkSlave link_;
   std::vector<uint8_t> rx_;
   uint64_t last_rejected_ = 0;
+  std::string last_error_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> finished_{false};
 };
