@@ -1,9 +1,12 @@
 // aisrv tests — a fault-injecting SPI master link: wraps another link (normally the simulated wire) and damages
 // chosen transactions the way a real bus does: flipped bits on MOSI or MISO, a byte the slave missed or saw twice,
 // a byte the master missed or saw twice, CS released mid-frame (the window splits into two transactions), or a
-// transaction the slave never saw. Deterministic: every Nth transaction, positions from a seeded generator.
+// transaction the slave never saw. Which transactions (on average one in N) and where in them come from a seeded
+// generator: random like real interference, and reproducible.
 #pragma once
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -94,7 +97,8 @@ class FaultyLink final : public client::SpiMasterLink {
     if (before_transaction) before_transaction(count_);
     const size_t n = out_.size();
     std::vector<uint8_t> in;
-    const bool hit = fault_ != SpiFault::none && every_ && count_ % every_ == 0 && n > 1;
+    const bool hit = fault_ != SpiFault::none && every_ && n > 1 &&
+                     std::uniform_int_distribution<unsigned>(1, every_)(rng_) == 1;
     if (!hit) {
       in = clock(out_);
     } else {
@@ -146,12 +150,28 @@ class FaultyLink final : public client::SpiMasterLink {
           break;
       }
     }
+    if (std::getenv("AISRV_SPI_TRACE")) trace(hit, out_, in);
     size_t at = 0;
     for (const auto& [rx, len] : pieces_) {
       if (rx) std::memcpy(rx, in.data() + at, len);
       at += len;
     }
     return 0;
+  }
+
+  // AISRV_SPI_TRACE=1: one line per transaction (decoded headers) on stderr, for debugging a failing seed.
+  void trace(bool hit, const std::vector<uint8_t>& mosi, const std::vector<uint8_t>& miso) const {
+    aisrv_spi_request_t q{};
+    aisrv_spi_reply_t r{};
+    const bool qok = mosi.size() >= AISRV_SPI_HEADER_SIZE && mosi[0] == AISRV_SPI_MAGIC_REQUEST;
+    const bool rok = miso.size() >= AISRV_SPI_HEADER_SIZE && miso[0] == AISRV_SPI_MAGIC_REPLY;
+    if (qok) aisrv_spi_decode_request(mosi.data(), &q);
+    if (rok) aisrv_spi_decode_reply(miso.data(), &r);
+    std::fprintf(stderr,
+                 "T%u%s n=%zu | MOSI type=%u seq=%u xfer=%u off=%u len=%u want=%u | MISO %s state=%02x seq=%u "
+                 "err=%u xfer=%u off=%u len=%u total=%u\n",
+                 count_, hit ? "*" : " ", mosi.size(), q.type, q.seq, q.xfer, q.offset, q.length, q.want,
+                 rok ? "ok " : "bad", r.state, r.seq, r.error, r.xfer, r.offset, r.length, r.total);
   }
 
   std::unique_ptr<client::SpiMasterLink> inner_;

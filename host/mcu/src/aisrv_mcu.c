@@ -217,8 +217,9 @@ static int send_request(aisrv_mcu_t *c, uint32_t cmd, uint32_t engine, uint32_t 
   const uint32_t chunk = aisrv_spi_chunk_size(c->frame);
   const uint32_t frames = aisrv_spi_frame_count(total, chunk);
   const uint16_t want0 = (uint16_t)(answer ? min_u32(cap, chunk) : 0);
-  uint32_t next = 0, acked = 0, highest = 0, failures = 0;
-  int first = 1;
+  uint32_t next = 0, acked = 0, highest = 0, failures = 0, pause = 0;
+  int first = 1, doomed = 0;
+  uint8_t doomed_seq = 0;
 
   if (++c->xfer == 0) c->xfer = 1;
   c->answer_ready = 0;
@@ -228,7 +229,14 @@ static int send_request(aisrv_mcu_t *c, uint32_t cmd, uint32_t engine, uint32_t 
     int rc;
     memset(&f, 0, sizeof f);
     f.h.xfer = c->xfer;
-    if (next < frames) {
+    if (pause) {
+      /* After the n-th consecutive failure, n-1 plain status transactions before the resend: the resends' rhythm
+       * keeps changing, so interference that recurs every k transactions cannot hit every resend. */
+      --pause;
+      f.h.type = AISRV_SPI_POLL;
+      f.h.xfer = 0; /* a plain status poll: always accepted, so pauses cannot feed on themselves */
+      f.index = frames;
+    } else if (next < frames) {
       f.h.type = next ? AISRV_SPI_DATA : AISRV_SPI_BEGIN;
       f.h.cmd = cmd;
       f.h.engine = engine;
@@ -271,23 +279,32 @@ static int send_request(aisrv_mcu_t *c, uint32_t cmd, uint32_t engine, uint32_t 
       }
       if (r.state & AISRV_SPI_STATE_REJECTED) {
         c->stats.last_link_error = r.error;
-        if (!first) {
+        if (!first && !(doomed && r.seq == doomed_seq)) { /* (a frame sent before we went back: expected) */
           ++c->stats.rejected;
-          ++failures;
+          pause = failures++;
         }
       } else {
         failures = 0;
       }
+      if (doomed && r.seq == doomed_seq) doomed = 0;
     } else if (rc == XACT_BAD && !first) {
       ++c->stats.bad_replies;
-      ++failures;
+      pause = failures++;
     }
     first = 0;
     if (failures > c->cfg.max_retries) return AISRV_MCU_E_LINK;
     if (timed_out(c)) return AISRV_MCU_E_TIMEOUT;
     /* The frame just sent is in flight: go on after it when the server's count says it will fit, else resend
      * from what the server has. */
-    next = (f.index < frames && acked == f.index) ? f.index + 1 : acked;
+    if (f.index < frames && acked == f.index) {
+      next = f.index + 1;
+    } else {
+      if (f.index < frames && f.index > acked) { /* it will be refused as a gap: not a new failure */
+        doomed = 1;
+        doomed_seq = f.h.seq;
+      }
+      next = acked;
+    }
     if (failures) back_off(c, failures);
   }
 }
@@ -301,7 +318,7 @@ static int send_request(aisrv_mcu_t *c, uint32_t cmd, uint32_t engine, uint32_t 
 static int receive_answer(aisrv_mcu_t *c, aisrv_spi_reply_t r, int have_reply, uint8_t *answer, uint32_t cap,
                           uint32_t *answer_len, uint32_t *status) {
   const uint32_t chunk = aisrv_spi_chunk_size(c->frame);
-  uint32_t have = 0, failures = 0, busy = 0;
+  uint32_t have = 0, failures = 0, busy = 0, pause = 0;
   int ready = have_reply == REPLY_NONE;
   for (;;) {
     frame_out_t f;
@@ -315,7 +332,7 @@ static int receive_answer(aisrv_mcu_t *c, aisrv_spi_reply_t r, int have_reply, u
       if (r.state & AISRV_SPI_STATE_REJECTED) {
         c->stats.last_link_error = r.error;
         ++c->stats.rejected;
-        ++failures;
+        pause = failures++;
       } else {
         failures = 0;
       }
@@ -349,7 +366,7 @@ static int receive_answer(aisrv_mcu_t *c, aisrv_spi_reply_t r, int have_reply, u
       }
     } else {
       ++c->stats.bad_replies;
-      ++failures;
+      pause = failures++;
     }
     if (failures > c->cfg.max_retries) return AISRV_MCU_E_LINK;
     if (timed_out(c)) return AISRV_MCU_E_TIMEOUT;
@@ -362,7 +379,9 @@ static int receive_answer(aisrv_mcu_t *c, aisrv_spi_reply_t r, int have_reply, u
     memset(&f, 0, sizeof f);
     f.h.type = AISRV_SPI_POLL;
     f.h.xfer = c->xfer;
-    if (ready) {
+    if (pause) {
+      --pause; /* a status-only poll: shifts the rhythm of the re-requests, as for requests */
+    } else if (ready) {
       /* the frame in flight asked for the chunk at `have`: ask for the one after it */
       const aisrv_mcu_flight_t *flying = &c->flight;
       uint32_t at = have;
