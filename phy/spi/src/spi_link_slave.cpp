@@ -76,6 +76,14 @@ void LinkSlave::on_transaction(std::span<const uint8_t> rx, size_t clocked, Cloc
   } else {
     error = aisrv_spi_parse_request(rx.data(), avail, aisrv_spi_chunk_size(options_.max_frame), &req, &payload);
   }
+  if (error == AISRV_SPI_E_NONE && last_frame_seq_ == req.seq) {
+    // A master never sends two frames in a row with the same seq: this is the previous frame again, which a
+    // target controller hands back when the master clocked nothing (its receive buffer still holds the last
+    // message). Ignore it; the armed reply stays valid.
+    ++stats_.replays;
+    return;
+  }
+  if (error == AISRV_SPI_E_NONE) last_frame_seq_ = req.seq;
   if (error == AISRV_SPI_E_NONE) error = handle(req, {payload, req.length}, now, answer_offset);
   if (error == AISRV_SPI_E_NONE) {
     ++stats_.accepted;

@@ -42,8 +42,9 @@ class Harness {
 
   // One transaction carrying `frame` (padded with filler to `clocked` bytes when larger); returns the reply the
   // slave armed for the next transaction.
-  aisrv_spi_reply_t send(const aisrv_spi_request_t& h, const std::vector<uint8_t>& payload = {}, size_t clocked = 0,
+  aisrv_spi_reply_t send(aisrv_spi_request_t h, const std::vector<uint8_t>& payload = {}, size_t clocked = 0,
                          Clock::time_point at = Clock::now()) {
+    if (h.seq == 0) h.seq = next_seq_++ % 200 + 1;  // a master's seq changes with every transaction
     std::vector<uint8_t> frame(AISRV_SPI_OVERHEAD + h.length);
     aisrv_spi_build_request(&h, payload.data(), frame.data());
     if (clocked > frame.size()) frame.resize(clocked, AISRV_SPI_FILLER);
@@ -71,6 +72,7 @@ class Harness {
 
  private:
   bool hold_;
+  unsigned next_seq_ = 0;
   const uint8_t* answer_bytes = nullptr;
   std::unique_ptr<LinkSlave> slave_;
 };
@@ -367,6 +369,7 @@ TEST_CASE("hostile transactions: random bytes, truncated and mutated frames neve
                         pick(2) ? pick(2000) : pick(0xFFFFFFFFu), static_cast<uint16_t>(pick(480)),
                         static_cast<uint16_t>(pick(600)));
       if (f.length > f.total && pick(2)) f.length = static_cast<uint16_t>(f.total);
+      f.seq = static_cast<uint8_t>(i);
       std::vector<uint8_t> frame(AISRV_SPI_OVERHEAD + f.length);
       const auto payload = ::bytes(f.length, static_cast<uint8_t>(i));
       aisrv_spi_build_request(&f, payload.data(), frame.data());
@@ -387,4 +390,26 @@ TEST_CASE("hostile transactions: random bytes, truncated and mutated frames neve
   CHECK(h.slave().stats().rejected > 1000);
   // nothing above the payload limit reached the interpreter
   for (const auto& e : h.executed) CHECK(e.payload.size() <= 100000);
+}
+
+TEST_CASE("the previous frame handed back again (a controller's stale buffer) is ignored") {
+  Harness h;
+  std::vector<uint8_t> frame(AISRV_SPI_OVERHEAD);
+  auto b = frame_of(AISRV_SPI_BEGIN, 1, AISRV_CMD_START_INFER, 0, 0, 0);
+  b.seq = 7;
+  aisrv_spi_build_request(&b, nullptr, frame.data());
+  auto r = h.raw(frame);
+  CHECK(h.executed.size() == 1);
+  r = h.raw(frame);  // the same bytes, same seq: not a new frame
+  CHECK(h.executed.size() == 1);
+  CHECK(r.seq == 7);
+  CHECK(h.slave().stats().replays == 1);
+  // a SYNC replayed after the next command would otherwise wipe that command's answer
+  aisrv_spi_request_t s{};
+  s.type = AISRV_SPI_SYNC;
+  s.total = 4092;
+  s.seq = 8;
+  h.send(s);
+  h.send(s);
+  CHECK(h.slave().stats().replays == 2);
 }

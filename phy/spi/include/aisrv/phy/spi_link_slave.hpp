@@ -42,6 +42,7 @@ struct LinkStats {
   uint64_t crc_errors = 0;    // of those: CRC mismatch
   uint64_t commands = 0;      // commands handed to the interpreter
   uint64_t discarded = 0;     // incomplete transfers discarded (new transfer, SYNC, timeout)
+  uint64_t replays = 0;       // the previous frame received again (a controller's stale buffer): ignored
   std::array<uint64_t, 16> by_error{};  // rejected frames per aisrv_spi_error_t
 };
 
@@ -92,7 +93,8 @@ class LinkSlave {
   uint32_t boot_;
   std::unique_ptr<Transfer> transfer_;
   std::optional<uint16_t> timed_out_xfer_;  // the transfer the timeout discarded (its frames get TIMEOUT)
-  uint8_t last_seq_ = 0;
+  uint8_t last_seq_ = 0;                  // seq echoed by the armed reply
+  std::optional<uint8_t> last_frame_seq_;  // seq of the last valid frame (a repeat of it is a stale replay)
   std::vector<std::shared_ptr<Pending>> running_;  // executing commands, including abandoned ones
   std::vector<uint8_t> reply_;
   size_t reply_len_ = 0;
