@@ -154,3 +154,13 @@ TEST_CASE("the aisrv CLI over spi-sim: load, infer, read back, status, log") {
   CHECK(r.exit_code == 3);
   CHECK(rig.server->stop() == 0);
 }
+
+TEST_CASE("aisrvd-style start-up with an SPI port that is not an SPI device fails with the reason") {
+  test::TempDir dir;
+  auto r = test::run({AISRV_TEST_SERVER, "--listen", "unix:" + dir.file("s.sock"), "--spi", "/dev/null"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("--spi /dev/null: not an SPI device") != std::string::npos);
+  r = test::run({AISRV_CLI, "--connect", "spi:/dev/null", "hello"});
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find("not an SPI device") != std::string::npos);
+}

@@ -367,3 +367,33 @@ TEST_CASE("a hostile slave (CRC-valid replies with random fields) never makes th
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60));
   MESSAGE("hostile slave: " << ok << " of 300 reads completed, " << c.stats.bad_replies << " bad replies");
 }
+
+TEST_CASE("spidev ports refuse what is not an SPI device, with the reason (no SPI hardware needed)") {
+  using phy::spi::open_slave_port;
+  phy::spi::SpiPortOptions po;
+  auto missing = open_slave_port("/dev/spidev-does-not-exist.0", po);
+  REQUIRE(!missing);
+  CHECK(missing.error().code == Errc::not_found);
+  auto not_spi = open_slave_port("/dev/null", po);
+  REQUIRE(!not_spi);
+  CHECK(not_spi.error().code == Errc::io_error);
+  CHECK(not_spi.error().message.find("not an SPI device") != std::string::npos);
+  auto bogus = open_slave_port("uart:/dev/ttyS0", po);
+  REQUIRE(!bogus);
+  CHECK(bogus.error().code == Errc::invalid_argument);
+  po.frame = 32;
+  CHECK(open_slave_port("sim:/tmp/x.sock", po).error().code == Errc::invalid_argument);
+  po.frame = 4092;
+  po.mode = 4;
+  CHECK(open_slave_port("/dev/null", po).error().code == Errc::invalid_argument);
+
+  auto master = client::open_spidev_master("/dev/null", 1000000);
+  REQUIRE(!master);
+  CHECK(master.error().message.find("not an SPI device") != std::string::npos);
+  CHECK(client::open_spidev_master("/dev/spidev-does-not-exist.0", 1000000).error().code == Errc::not_found);
+  CHECK(client::open_spidev_master("/dev/null", 0).error().code == Errc::invalid_argument);
+  // the same through the transport targets
+  auto t = client::Client::connect("spi:/dev/null:8000000");
+  REQUIRE(!t);
+  CHECK(t.error().code == Errc::io_error);
+}
