@@ -46,6 +46,7 @@ class CliContext {
 void add_basic_commands(CLI::App& app, CliContext& ctx);
 void add_model_commands(CLI::App& app, CliContext& ctx);
 void add_inference_commands(CLI::App& app, CliContext& ctx);
+void add_hailo_commands(CLI::App& app, CliContext& ctx);  // local Hailo-8 device tools
 void add_hef_commands(CLI::App& app, CliContext& ctx);  // local HEF inspection (engine/hailo8/hef)
 
 }  // namespace aisrv::cli

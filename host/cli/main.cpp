@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   add_basic_commands(app, ctx);
   add_model_commands(app, ctx);
   add_inference_commands(app, ctx);
+  add_hailo_commands(app, ctx);
   add_hef_commands(app, ctx);
 
   try {

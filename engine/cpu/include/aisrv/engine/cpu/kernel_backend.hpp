@@ -1,0 +1,77 @@
+// aisrv CPU engine — the kernel backend interface (in the spirit of ember-infer-core's backend table): the invoke
+// phase of every operator is one method taking its prepared parameter struct (kernel_params.hpp). The interpreter
+// owns graph, arena and parameters; a backend only computes.
+//
+// Backends in this build:
+//   ReferenceKernelBackend  — plain, obviously correct C++, bit-exact with TensorFlow Lite (Micro) reference kernels
+//   (an optimised backend — im2col/GEMM, SIMD chosen at run time — is added as a sibling; see docs/engine-cpu.md)
+// A new backend usually derives from ReferenceKernelBackend and overrides the kernels it speeds up, so every
+// operator always has an implementation. Methods are called from one thread at a time.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string_view>
+
+#include "aisrv/engine/cpu/kernel_params.hpp"
+
+namespace aisrv::engine::cpu {
+
+class KernelBackend {
+ public:
+  virtual ~KernelBackend() = default;
+
+  // Short name as used in `kernels=NAME` ("ref", "opt").
+  virtual std::string_view name() const = 0;
+
+  // Bytes of scratch memory the backend needs for one call with these parameters (shapes and quantization are
+  // set; data pointers are not yet). Asked once per operator at load; the arena planner reserves the memory for
+  // the duration of that operator and passes it in `scratch`.
+  virtual size_t scratch_bytes(const OpParams& op) const { return 0; }
+
+  virtual void conv2d(const Conv2DParams& p) = 0;
+  virtual void depthwise_conv2d(const DepthwiseConv2DParams& p) = 0;
+  virtual void fully_connected(const FullyConnectedParams& p) = 0;
+  virtual void average_pool2d(const AveragePool2DParams& p) = 0;
+  virtual void add(const AddParams& p) = 0;
+  virtual void softmax(const SoftmaxParams& p) = 0;
+  virtual void copy(const CopyParams& p) = 0;
+  virtual void mean(const MeanParams& p) = 0;
+  virtual void pad(const PadParams& p) = 0;
+  virtual void transpose(const TransposeParams& p) = 0;
+  virtual void quantize(const QuantizeParams& p) = 0;
+  virtual void dequantize(const DequantizeParams& p) = 0;
+  virtual void concatenation(const ConcatenationParams& p) = 0;
+  virtual void lstm(const LstmParams& p) = 0;
+};
+
+// Calls the method of `backend` that matches the alternative held by `op`.
+void run_kernel(KernelBackend& backend, const OpParams& op);
+
+// The reference backend.
+class ReferenceKernelBackend : public KernelBackend {
+ public:
+  std::string_view name() const override { return "ref"; }
+  size_t scratch_bytes(const OpParams& op) const override;
+
+  void conv2d(const Conv2DParams& p) override;
+  void depthwise_conv2d(const DepthwiseConv2DParams& p) override;
+  void fully_connected(const FullyConnectedParams& p) override;
+  void average_pool2d(const AveragePool2DParams& p) override;
+  void add(const AddParams& p) override;
+  void softmax(const SoftmaxParams& p) override;
+  void copy(const CopyParams& p) override;
+  void mean(const MeanParams& p) override;
+  void pad(const PadParams& p) override;
+  void transpose(const TransposeParams& p) override;
+  void quantize(const QuantizeParams& p) override;
+  void dequantize(const DequantizeParams& p) override;
+  void concatenation(const ConcatenationParams& p) override;
+  void lstm(const LstmParams& p) override;
+};
+
+// The kernel backends this build can construct by name: "ref" always; "opt" once an optimised backend is compiled
+// in. Returns null for a name this build does not have.
+std::unique_ptr<KernelBackend> make_kernel_backend(std::string_view name);
+
+}  // namespace aisrv::engine::cpu

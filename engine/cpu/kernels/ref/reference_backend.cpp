@@ -1,0 +1,21 @@
+// aisrv CPU engine, reference kernels — the backend's scratch needs (MEAN: one 32-bit sum per output element;
+// LSTM: four int16 gate buffers) and the construction of kernel backends by name.
+#include "aisrv/engine/cpu/kernel_backend.hpp"
+
+namespace aisrv::engine::cpu {
+
+size_t ReferenceKernelBackend::scratch_bytes(const OpParams& op) const {
+  if (const auto* m = std::get_if<MeanParams>(&op)) return static_cast<size_t>(m->output_elements) * 4;
+  if (const auto* l = std::get_if<LstmParams>(&op)) {
+    const size_t rows = l->time_major ? static_cast<size_t>(l->batches) : 1;
+    return 4 * rows * static_cast<size_t>(l->state_dim) * sizeof(int16_t);
+  }
+  return 0;
+}
+
+std::unique_ptr<KernelBackend> make_kernel_backend(std::string_view name) {
+  if (name == "ref") return std::make_unique<ReferenceKernelBackend>();
+  return nullptr;  // "opt": no optimised backend in this build yet
+}
+
+}  // namespace aisrv::engine::cpu

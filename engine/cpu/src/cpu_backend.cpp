@@ -1,0 +1,96 @@
+// aisrv CPU engine — the "cpu" InferenceBackend: options, kernel-backend selection (opt -> ref fallback), and the
+// load / input / invoke / output lifecycle on top of the Interpreter.
+#include "aisrv/engine/cpu/cpu_backend.hpp"
+
+#include "interpreter.hpp"
+
+namespace aisrv::engine::cpu {
+
+Result<CpuOptions> parse_cpu_options(const EngineSpec& spec) {
+  CpuOptions o;
+  for (const auto& [key, value] : spec.options) {
+    if (key == "kernels") {
+      if (value != "ref" && value != "opt")
+        return make_error(Errc::invalid_argument, "cpu: kernels={} is not one of ref, opt", value);
+      o.kernels = value;
+    } else if (key == "verify") {
+      o.verify = AISRV_TRY(parse_bool(value));
+    } else if (key == "arena") {
+      o.arena_budget = AISRV_TRY(parse_size(value));
+      if (o.arena_budget == 0) return make_error(Errc::invalid_argument, "cpu: arena=0 leaves no memory");
+    } else {
+      return make_error(Errc::invalid_argument, "cpu: unknown option '{}' (known: kernels, verify, arena)", key);
+    }
+  }
+  return o;
+}
+
+Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const CpuOptions& options) {
+  std::unique_ptr<KernelBackend> primary = make_kernel_backend(options.kernels);
+  std::string note;
+  if (!primary) {
+    note = fmt::format("cpu: kernels={} requested, but this build has no such kernel backend; using kernels=ref",
+                       options.kernels);
+    primary = make_kernel_backend("ref");
+  }
+  std::unique_ptr<KernelBackend> checker = options.verify ? make_kernel_backend("ref") : nullptr;
+  auto backend = std::make_unique<CpuBackend>(options, std::move(primary), std::move(checker));
+  backend->selection_note_ = std::move(note);
+  return backend;
+}
+
+CpuBackend::CpuBackend(CpuOptions options, std::unique_ptr<KernelBackend> primary,
+                       std::unique_ptr<KernelBackend> checker)
+    : options_(std::move(options)), primary_(std::move(primary)), checker_(std::move(checker)) {}
+
+CpuBackend::~CpuBackend() = default;
+
+std::string CpuBackend::options() const {
+  return fmt::format("kernels={},verify={},arena={}", primary_->name(), checker_ ? "on" : "off",
+                     options_.arena_budget);
+}
+
+Result<ModelInfo> CpuBackend::load(std::span<const uint8_t> model, const LoadOptions& options) {
+  unload();
+  if (!selection_note_.empty() && options.log) options.log(selection_note_);
+  InterpreterConfig config;
+  config.arena_budget = options_.arena_budget;
+  config.placement = options.placement;
+  config.primary = primary_.get();
+  config.checker = checker_.get();
+  config.log = options.log;
+  auto loaded = Interpreter::load(model, config);
+  if (!loaded) return std::move(loaded).error();  // the caller logs the reason (the interpreter's engine slot does)
+  model_ = std::move(loaded).value();
+  if (options.log)
+    options.log(checker_ ? fmt::format("cpu: kernels={}, verified operator by operator against kernels={}",
+                                       primary_->name(), checker_->name())
+                         : fmt::format("cpu: kernels={}", primary_->name()));
+  return model_->info();
+}
+
+void CpuBackend::unload() { model_.reset(); }
+
+std::span<uint8_t> CpuBackend::input(size_t index) { return model_ ? model_->input(index) : std::span<uint8_t>{}; }
+
+std::span<const uint8_t> CpuBackend::output(size_t index) const {
+  return model_ ? model_->output(index) : std::span<const uint8_t>{};
+}
+
+Result<std::vector<LayerTime>> CpuBackend::invoke(const InvokeContext& ctx) {
+  if (!model_) return make_error(Errc::no_model, "cpu: no model loaded");
+  return model_->invoke(*primary_, checker_.get(), ctx);
+}
+
+void register_cpu_backend(BackendRegistry& registry) {
+  registry.add("cpu",
+               "TensorFlow Lite INT8 interpreter; options kernels=ref|opt (default opt, falls back to ref), "
+               "verify=on|off (compare every operator with ref), arena=SIZE (default 64M)",
+               [](const EngineSpec& spec) -> Result<std::unique_ptr<InferenceBackend>> {
+                 const CpuOptions options = AISRV_TRY(parse_cpu_options(spec));
+                 std::unique_ptr<InferenceBackend> backend = AISRV_TRY(CpuBackend::create(options));
+                 return backend;
+               });
+}
+
+}  // namespace aisrv::engine::cpu

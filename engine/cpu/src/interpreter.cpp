@@ -1,0 +1,359 @@
+// aisrv CPU engine — model load and invoke (see interpreter.hpp).
+#include "interpreter.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <limits>
+#include <new>
+
+#include "model_reader.hpp"
+#include "op_names.hpp"
+
+namespace aisrv::engine::cpu {
+
+namespace {
+
+constexpr size_t kMaxOperators = 16384;
+constexpr size_t kMaxTensors = 65536;
+
+size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+void log_line(const LogFn& log, const std::string& line) {
+  if (log) log(line);
+}
+
+std::string mib(size_t bytes) { return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0)); }
+
+TensorDesc describe(const TensorSpec& t) {
+  TensorDesc d;
+  d.name = t.name;
+  d.dtype = t.type;
+  d.shape.assign(t.shape.dims.begin(), t.shape.dims.begin() + t.shape.rank);
+  d.bytes = static_cast<uint32_t>(t.bytes);
+  if (t.quant.present()) {
+    d.quant_axis = t.quant.per_channel() ? t.quant.axis : -1;
+    d.scale = t.quant.scale;
+    for (int64_t zp : t.quant.zero_point)
+      d.zero_point.push_back(static_cast<int32_t>(std::clamp<int64_t>(zp, std::numeric_limits<int32_t>::min(),
+                                                                       std::numeric_limits<int32_t>::max())));
+  }
+  return d;
+}
+
+size_t element_alignment(DType t) { return std::max<size_t>(1, std::min<size_t>(protocol::dtype_size(t), 8)); }
+
+// Value of element i of a buffer of type t, for messages.
+std::string element_text(const uint8_t* p, DType t, size_t i) {
+  switch (t) {
+    case DType::int8: return fmt::format("{}", static_cast<int8_t>(p[i]));
+    case DType::uint8: return fmt::format("{}", p[i]);
+    case DType::int16: {
+      int16_t v;
+      std::memcpy(&v, p + 2 * i, 2);
+      return fmt::format("{}", v);
+    }
+    case DType::int32: {
+      int32_t v;
+      std::memcpy(&v, p + 4 * i, 4);
+      return fmt::format("{}", v);
+    }
+    case DType::float32: {
+      float v;
+      std::memcpy(&v, p + 4 * i, 4);
+      return fmt::format("{}", v);
+    }
+    default: return fmt::format("0x{:02x}", p[i]);
+  }
+}
+
+}  // namespace
+
+void AlignedBytes::Free::operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t{kArenaAlignment}); }
+
+Result<AlignedBytes> AlignedBytes::allocate(size_t bytes, std::string_view what) {
+  AlignedBytes b;
+  const size_t n = std::max<size_t>(bytes, 1);
+  auto* p = static_cast<uint8_t*>(::operator new[](n, std::align_val_t{kArenaAlignment}, std::nothrow));
+  if (!p) return make_error(Errc::model_error, "cannot allocate {} bytes for the {}", bytes, what);
+  std::memset(p, 0, n);
+  b.data_.reset(p);
+  b.size_ = bytes;
+  return b;
+}
+
+Result<void> Interpreter::build_memory(uint8_t* arena, const std::vector<size_t>& offsets, bool sizing) {
+  const size_t n = graph_.tensors.size();
+  memory_.constant.assign(n, nullptr);
+  memory_.arena.assign(n, nullptr);
+  realigned_.clear();
+  for (size_t t = 0; t < n; ++t) {
+    const TensorSpec& spec = graph_.tensors[t];
+    if (!spec.is_constant()) continue;
+    if (reinterpret_cast<uintptr_t>(spec.data) % element_alignment(spec.type) == 0) {
+      memory_.constant[t] = spec.data;
+    } else {  // the model stored it misaligned for its element type: keep an aligned copy
+      AlignedBytes copy = AISRV_TRY(AlignedBytes::allocate(spec.bytes, "constant tensor copy"));
+      std::memcpy(copy.data(), spec.data, spec.bytes);
+      memory_.constant[t] = copy.data();
+      realigned_.push_back(std::move(copy));
+    }
+  }
+  if (!sizing)
+    for (size_t i = 0; i < arena_tensors_.size(); ++i)
+      memory_.arena[static_cast<size_t>(arena_tensors_[i])] = arena + offsets[i];
+  return {};
+}
+
+Result<void> Interpreter::prepare_operators(const InterpreterConfig& config, std::vector<size_t>* scratch_sizes) {
+  ops_.clear();
+  ops_.reserve(graph_.operators.size());
+  for (size_t i = 0; i < graph_.operators.size(); ++i) {
+    const OperatorSpec& spec = graph_.operators[i];
+    const PrepareFn prepare = find_prepare(spec.code);
+    if (!prepare) {
+      if (spec.code == static_cast<int32_t>(BuiltinOp::custom))
+        return make_error(Errc::model_error,
+                          "unsupported operator: operator {} is CUSTOM '{}', which the cpu engine does not implement",
+                          i, spec.custom_code);
+      return make_error(Errc::model_error,
+                        "unsupported operator: operator {} is {}, which the cpu engine does not implement", i,
+                        builtin_op_name(spec.code));
+    }
+    if (spec.outputs.empty())
+      return make_error(Errc::model_error, "operator {} ({}) has no outputs", i, builtin_op_name(spec.code));
+    PreparedOp op;
+    op.op_name = builtin_op_name(spec.code);
+    op.output_tensor = spec.outputs[0];
+    op.layer_name = graph_.tensors[static_cast<size_t>(op.output_tensor)].name;
+    op.params = AISRV_TRY(prepare(PrepareContext(graph_, i, memory_)));
+    for (int32_t t : spec.inputs)
+      if (t != kNoTensor && graph_.tensors[static_cast<size_t>(t)].is_variable) op.variables.push_back(t);
+    if (scratch_sizes) {
+      size_t s = config.primary ? config.primary->scratch_bytes(op.params) : 0;
+      if (config.checker) s = std::max(s, config.checker->scratch_bytes(op.params));
+      scratch_sizes->push_back(s);
+    } else {
+      std::visit([&](auto& p) { p.scratch = scratch_[i]; }, op.params);
+    }
+    ops_.push_back(std::move(op));
+  }
+  return {};
+}
+
+Result<std::unique_ptr<Interpreter>> Interpreter::load(std::span<const uint8_t> model,
+                                                       const InterpreterConfig& config) {
+  std::unique_ptr<Interpreter> it(new Interpreter());
+  it->model_bytes_ = model.size();
+
+  // 1. Our own aligned copy of the model, read and prepared once to learn the memory needs.
+  AlignedBytes copy = AISRV_TRY(AlignedBytes::allocate(model.size(), "model copy"));
+  if (!model.empty()) std::memcpy(copy.data(), model.data(), model.size());
+  it->graph_ = AISRV_TRY(read_tflite_model(std::span<const uint8_t>(copy.data(), copy.size())));
+  Graph& g = it->graph_;
+  if (g.operators.size() > kMaxOperators)
+    return make_error(Errc::model_error, "model has {} operators; the cpu engine accepts at most {}",
+                      g.operators.size(), kMaxOperators);
+  if (g.tensors.size() > kMaxTensors)
+    return make_error(Errc::model_error, "model has {} tensors; the cpu engine accepts at most {}", g.tensors.size(),
+                      kMaxTensors);
+
+  std::vector<size_t> scratch_sizes;
+  AISRV_TRY(it->build_memory(nullptr, {}, true));
+  AISRV_TRY(it->prepare_operators(config, &scratch_sizes));
+
+  // 2. Lifetimes: inputs and variables live for the whole invoke (inputs are read back after it), outputs from
+  // their producer to the end, everything else from producer to last reader; scratch for its operator only.
+  const auto op_count = static_cast<int32_t>(g.operators.size());
+  const int32_t end = std::max(op_count - 1, 0);
+  std::vector<int32_t> first(g.tensors.size(), std::numeric_limits<int32_t>::max());
+  std::vector<int32_t> last(g.tensors.size(), -1);
+  auto use = [&](int32_t t, int32_t from, int32_t to) {
+    const auto i = static_cast<size_t>(t);
+    if (g.tensors[i].is_constant()) return;
+    first[i] = std::min(first[i], from);
+    last[i] = std::max(last[i], to);
+  };
+  for (int32_t t : g.inputs) use(t, 0, end);
+  for (size_t t = 0; t < g.tensors.size(); ++t)
+    if (g.tensors[t].is_variable) use(static_cast<int32_t>(t), 0, end);
+  for (int32_t i = 0; i < op_count; ++i) {
+    const OperatorSpec& op = g.operators[static_cast<size_t>(i)];
+    for (int32_t t : op.inputs)
+      if (t != kNoTensor) use(t, i, i);
+    for (int32_t t : op.outputs) use(t, i, i);
+  }
+  for (int32_t t : g.outputs) {
+    const int32_t producer = first[static_cast<size_t>(t)];
+    use(t, producer == std::numeric_limits<int32_t>::max() ? 0 : producer, end);
+  }
+
+  std::vector<BufferRequest> requests;
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    if (last[t] < 0) continue;
+    it->arena_tensors_.push_back(static_cast<int32_t>(t));
+    requests.push_back(BufferRequest{g.tensors[t].bytes, first[t], last[t]});
+  }
+  const size_t tensor_requests = requests.size();
+  for (int32_t i = 0; i < op_count; ++i)
+    requests.push_back(BufferRequest{scratch_sizes[static_cast<size_t>(i)], i, i});
+  it->plan_ = plan_memory(requests);
+
+  // 3. Budget: activations (+ the model itself when it is placed in the arena).
+  const size_t model_in_arena = config.placement == Placement::arena ? align_up(model.size(), kArenaAlignment) : 0;
+  const uint64_t needed = uint64_t{it->plan_.arena_bytes} + model_in_arena;
+  if (needed > config.arena_budget) {
+    if (config.placement == Placement::arena)
+      return make_error(Errc::model_error,
+                        "model does not fit: it needs {} bytes ({} of activations + {} of model placed in the arena) "
+                        "but the arena budget is {} bytes",
+                        needed, it->plan_.arena_bytes, model.size(), config.arena_budget);
+    return make_error(Errc::model_error,
+                      "model does not fit: it needs {} bytes of activations but the arena budget is {} bytes", needed,
+                      config.arena_budget);
+  }
+
+  // 4. Allocate; with Placement::arena the model moves into the arena block and is read again from there.
+  it->block_ = AISRV_TRY(AlignedBytes::allocate(static_cast<size_t>(needed), "arena"));
+  if (config.placement == Placement::arena) {
+    if (!model.empty()) std::memcpy(it->block_.data(), copy.data(), model.size());
+    copy = AlignedBytes();
+    it->graph_ = AISRV_TRY(read_tflite_model(std::span<const uint8_t>(it->block_.data(), model.size())));
+    it->arena_ = it->block_.data() + model_in_arena;
+  } else {
+    it->model_ = std::move(copy);
+    it->arena_ = it->block_.data();
+  }
+
+  // 5. Bind: tensors and scratch to their arena offsets, then prepare again with real pointers.
+  std::vector<size_t> tensor_offsets(it->plan_.offsets.begin(),
+                                     it->plan_.offsets.begin() + static_cast<std::ptrdiff_t>(tensor_requests));
+  AISRV_TRY(it->build_memory(it->arena_, tensor_offsets, false));
+  for (int32_t i = 0; i < op_count; ++i) {
+    const size_t r = tensor_requests + static_cast<size_t>(i);
+    it->scratch_.push_back(std::span<uint8_t>(it->arena_ + it->plan_.offsets[r], requests[r].bytes));
+  }
+  AISRV_TRY(it->prepare_operators(config, nullptr));
+  for (size_t t = 0; t < it->graph_.tensors.size(); ++t)
+    if (it->graph_.tensors[t].is_variable && last[t] >= 0) it->variables_.push_back(static_cast<int32_t>(t));
+
+  // 6. Verify-mode buffers (outside the arena budget: they exist only to check a backend).
+  if (config.checker) {
+    size_t out_max = 0, var_total = 0;
+    for (const PreparedOp& op : it->ops_) {
+      out_max = std::max(out_max, it->graph_.tensors[static_cast<size_t>(op.output_tensor)].bytes);
+      size_t v = 0;
+      for (int32_t t : op.variables) v += it->graph_.tensors[static_cast<size_t>(t)].bytes;
+      var_total = std::max(var_total, v);
+    }
+    it->shadow_.assign(out_max, 0);
+    it->snapshot_.assign(var_total, 0);
+    it->verify_ready_ = true;
+  }
+
+  // 7. Describe.
+  ModelInfo& info = it->info_;
+  info.format = "tflite";
+  for (int32_t t : it->graph_.inputs) info.inputs.push_back(describe(it->graph_.tensors[static_cast<size_t>(t)]));
+  for (int32_t t : it->graph_.outputs) info.outputs.push_back(describe(it->graph_.tensors[static_cast<size_t>(t)]));
+  info.arena_bytes = it->plan_.arena_bytes;
+  info.layer_count = static_cast<uint32_t>(it->ops_.size());
+  log_line(config.log,
+           fmt::format("cpu: model {} bytes ({}), {} operators, {} tensors; arena {} bytes ({}) for {} buffers, "
+                       "peak live {} bytes, one-buffer-per-tensor {} bytes, planner efficiency {:.1f}%",
+                       model.size(), config.placement == Placement::arena ? "placed in the arena" : "external",
+                       it->ops_.size(), it->graph_.tensors.size(), it->plan_.arena_bytes, mib(it->plan_.arena_bytes),
+                       requests.size(), it->plan_.peak_live_bytes, it->plan_.naive_bytes,
+                       100.0 * it->plan_.efficiency()));
+  if (!it->realigned_.empty())
+    log_line(config.log, fmt::format("cpu: {} constant tensors were misaligned in the model and copied",
+                                     it->realigned_.size()));
+  return it;
+}
+
+std::span<uint8_t> Interpreter::input(size_t index) {
+  if (index >= graph_.inputs.size()) return {};
+  const int32_t t = graph_.inputs[index];
+  return {memory_.arena[static_cast<size_t>(t)], graph_.tensors[static_cast<size_t>(t)].bytes};
+}
+
+std::span<const uint8_t> Interpreter::output(size_t index) const {
+  if (index >= graph_.outputs.size()) return {};
+  const int32_t t = graph_.outputs[index];
+  return {static_cast<const uint8_t*>(memory_.read(t)), graph_.tensors[static_cast<size_t>(t)].bytes};
+}
+
+void Interpreter::reset_variables() {
+  // As TFLite Micro resets them: int8 state to its zero point, everything else to 0. Every inference starts from
+  // this state (sequence state does not carry over between inferences).
+  for (int32_t t : variables_) {
+    const TensorSpec& spec = graph_.tensors[static_cast<size_t>(t)];
+    int value = 0;
+    if (spec.type == DType::int8 && spec.quant.present()) value = static_cast<int>(spec.quant.zero_point[0]);
+    std::memset(memory_.arena[static_cast<size_t>(t)], value, spec.bytes);
+  }
+}
+
+Result<void> Interpreter::compare_outputs(size_t op_index, std::span<const uint8_t> got,
+                                          std::span<const uint8_t> want, std::string_view primary,
+                                          std::string_view checker, const InvokeContext& ctx) const {
+  if (std::memcmp(got.data(), want.data(), got.size()) == 0) return {};
+  const PreparedOp& op = ops_[op_index];
+  const TensorSpec& out = graph_.tensors[static_cast<size_t>(op.output_tensor)];
+  const size_t es = std::max<size_t>(protocol::dtype_size(out.type), 1);
+  size_t i = 0;
+  while (i * es < got.size() && std::memcmp(got.data() + i * es, want.data() + i * es, es) == 0) ++i;
+  const std::string got_text = element_text(got.data(), out.type, i);
+  const std::string want_text = element_text(want.data(), out.type, i);
+  log_line(ctx.log, fmt::format("verify: operator {} ({}, output '{}') differs from the {} kernels: element {} of {} "
+                                "is {} with kernels={}, {} with kernels={}",
+                                op_index, op.op_name, op.layer_name, checker, i, got.size() / es, got_text, primary,
+                                want_text, checker));
+  const std::string what = fmt::format("verify: operator {} ({}) differs from kernels={} at element {} ({} vs {})",
+                                       op_index, op.op_name, checker, i, got_text, want_text);
+  return make_error(Errc::infer_error, "{}", what);
+}
+
+Result<std::vector<LayerTime>> Interpreter::invoke(KernelBackend& primary, KernelBackend* checker,
+                                                   const InvokeContext& ctx) {
+  if (checker && !verify_ready_)
+    return make_error(Errc::internal, "verify mode needs a model loaded with the checking backend");
+  reset_variables();
+  std::vector<LayerTime> layers;
+  layers.reserve(ops_.size());
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    if (ctx.cancelled())
+      return make_error(Errc::cancelled, "inference cancelled before operator {} of {}", i, ops_.size());
+    const PreparedOp& op = ops_[i];
+    const size_t out_bytes = graph_.tensors[static_cast<size_t>(op.output_tensor)].bytes;
+    if (checker) {
+      // The checker runs first, into the shadow buffer, from the same inputs and variable state.
+      size_t pos = 0;
+      for (int32_t t : op.variables) {
+        const size_t n = graph_.tensors[static_cast<size_t>(t)].bytes;
+        std::memcpy(snapshot_.data() + pos, memory_.arena[static_cast<size_t>(t)], n);
+        pos += n;
+      }
+      run_kernel(*checker, with_output(op.params, shadow_.data()));
+      pos = 0;
+      for (int32_t t : op.variables) {
+        const size_t n = graph_.tensors[static_cast<size_t>(t)].bytes;
+        std::memcpy(memory_.arena[static_cast<size_t>(t)], snapshot_.data() + pos, n);
+        pos += n;
+      }
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    run_kernel(primary, op.params);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (checker) {
+      const std::span<const uint8_t> got(static_cast<const uint8_t*>(output_of(op.params)), out_bytes);
+      AISRV_TRY(compare_outputs(i, got, std::span<const uint8_t>(shadow_.data(), out_bytes), primary.name(),
+                                checker->name(), ctx));
+    }
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
+    layers.push_back(LayerTime{op.layer_name, op.op_name, static_cast<uint64_t>(ns)});
+  }
+  return layers;
+}
+
+}  // namespace aisrv::engine::cpu

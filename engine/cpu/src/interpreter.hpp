@@ -1,0 +1,97 @@
+// aisrv CPU engine — the interpreter of one loaded model: owns the engine's copy of the model, the graph, the
+// prepared operators and the arena. Load = read the model, prepare every operator, ask the kernel backend(s) for
+// scratch, plan all activations and scratch into one arena (memory_planner), check the budget, allocate, bind.
+// Invoke = reset variable tensors, run the operators in order through a KernelBackend, time each one; in verify
+// mode also run a second backend per operator into a shadow buffer and stop at the first difference.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "aisrv/engine/backend.hpp"
+#include "aisrv/engine/cpu/kernel_backend.hpp"
+#include "graph.hpp"
+#include "memory_planner.hpp"
+#include "ops/prepare.hpp"
+
+namespace aisrv::engine::cpu {
+
+// A zero-initialised byte buffer aligned to kArenaAlignment.
+class AlignedBytes {
+ public:
+  AlignedBytes() = default;
+  static Result<AlignedBytes> allocate(size_t bytes, std::string_view what);
+  uint8_t* data() { return data_.get(); }
+  const uint8_t* data() const { return data_.get(); }
+  size_t size() const { return size_; }
+
+ private:
+  struct Free {
+    void operator()(uint8_t* p) const;
+  };
+  std::unique_ptr<uint8_t[], Free> data_;
+  size_t size_ = 0;
+};
+
+struct InterpreterConfig {
+  uint64_t arena_budget = 0;                // bytes for activations (+ the model with Placement::arena)
+  Placement placement = Placement::external;
+  const KernelBackend* primary = nullptr;   // its scratch needs are planned
+  const KernelBackend* checker = nullptr;   // verify mode: the second backend (scratch planned for both)
+  LogFn log;
+};
+
+struct PreparedOp {
+  std::string op_name;     // "CONV_2D"
+  std::string layer_name;  // the output tensor's name
+  int32_t output_tensor = 0;
+  OpParams params;
+  std::vector<int32_t> variables;  // variable tensors this operator updates (saved/restored in verify mode)
+};
+
+class Interpreter {
+ public:
+  static Result<std::unique_ptr<Interpreter>> load(std::span<const uint8_t> model, const InterpreterConfig& config);
+
+  const ModelInfo& info() const { return info_; }
+  const MemoryPlan& plan() const { return plan_; }
+  size_t model_bytes() const { return model_bytes_; }
+  const std::vector<PreparedOp>& operators() const { return ops_; }
+
+  std::span<uint8_t> input(size_t index);
+  std::span<const uint8_t> output(size_t index) const;
+
+  // Runs the model on the current inputs with `primary`; with `checker`, verify mode (requires a load with a
+  // checker, so its scratch was planned).
+  Result<std::vector<LayerTime>> invoke(KernelBackend& primary, KernelBackend* checker, const InvokeContext& ctx);
+
+ private:
+  Interpreter() = default;
+  Result<void> build_memory(uint8_t* arena, const std::vector<size_t>& offsets, bool sizing);
+  Result<void> prepare_operators(const InterpreterConfig& config, std::vector<size_t>* scratch_sizes);
+  Result<void> compare_outputs(size_t op_index, std::span<const uint8_t> got, std::span<const uint8_t> want,
+                               std::string_view primary, std::string_view checker, const InvokeContext& ctx) const;
+  void reset_variables();
+
+  AlignedBytes model_;  // the engine's copy of the model (Placement::external)
+  AlignedBytes block_;  // [model | arena] (Placement::arena) or the arena alone
+  uint8_t* arena_ = nullptr;
+  size_t model_bytes_ = 0;
+  std::vector<AlignedBytes> realigned_;  // constants the model stored misaligned
+  Graph graph_;
+  TensorMemory memory_;
+  std::vector<int32_t> arena_tensors_;  // tensors placed in the arena, in request order
+  std::vector<PreparedOp> ops_;
+  std::vector<std::span<uint8_t>> scratch_;  // per operator
+  std::vector<int32_t> variables_;
+  MemoryPlan plan_;
+  ModelInfo info_;
+  std::vector<uint8_t> shadow_;    // verify mode: the checker's output
+  std::vector<uint8_t> snapshot_;  // verify mode: variable tensors before the operator
+  bool verify_ready_ = false;
+};
+
+}  // namespace aisrv::engine::cpu

@@ -1,0 +1,54 @@
+// aisrv CPU engine — AVERAGE_POOL_2D preparation (int8 / uint8; input and output share their quantization, as
+// TFLite requires, so the kernel averages raw values).
+#include <cmath>
+
+#include "conv_common.hpp"
+#include "../quant_math.hpp"
+
+namespace aisrv::engine::cpu {
+
+Result<OpParams> prepare_average_pool_2d(const PrepareContext& ctx) {
+  AISRV_TRY(ctx.check_counts(1, 1, 1));
+  const auto& opt = std::get<Pool2DOptions>(ctx.op().options);
+  const TensorSpec& in = *AISRV_TRY(ctx.input(0, "input"));
+  const TensorSpec& out = ctx.output();
+  AISRV_TRY(ctx.expect_type(in, {DType::int8, DType::uint8}, "input"));
+  AISRV_TRY(ctx.expect_same_type(in, out, "input and output"));
+
+  AveragePool2DParams p;
+  p.dtype = in.type;
+  p.input_shape = AISRV_TRY(ctx.dims4(in, "input"));
+  p.output_shape = AISRV_TRY(ctx.dims4(out, "output"));
+  const Dims4 &is = p.input_shape, &os = p.output_shape;
+  if (os.n != is.n || os.c != is.c)
+    return ctx.error("output {}x..x{} does not match input batch {} / channels {}", os.n, os.c, is.n, is.c);
+  p.filter_h = opt.filter_h;
+  p.filter_w = opt.filter_w;
+  p.stride_h = opt.stride_h;
+  p.stride_w = opt.stride_w;
+  const int32_t oh = AISRV_TRY(window_output_size(ctx, opt.padding, is.h, p.filter_h, p.stride_h, 1, "height"));
+  const int32_t ow = AISRV_TRY(window_output_size(ctx, opt.padding, is.w, p.filter_w, p.stride_w, 1, "width"));
+  if (oh != os.h || ow != os.w)
+    return ctx.error("output is {}x{} but the window arithmetic gives {}x{}", os.h, os.w, oh, ow);
+  const AxisPadding ph = window_padding(is.h, p.filter_h, oh, p.stride_h, 1);
+  const AxisPadding pw = window_padding(is.w, p.filter_w, ow, p.stride_w, 1);
+  p.padding = Padding2D{ph.before, pw.before, ph.after, pw.after};
+  if (int64_t{p.filter_h} * p.filter_w > (int64_t{1} << 23))
+    return ctx.error("pooling window {}x{} is too large", p.filter_h, p.filter_w);
+
+  const float in_scale = AISRV_TRY(ctx.scale(in, "input"));
+  const float out_scale = AISRV_TRY(ctx.scale(out, "output"));
+  const int32_t in_zp = AISRV_TRY(ctx.zero_point(in, "input"));
+  const int32_t out_zp = AISRV_TRY(ctx.zero_point(out, "output"));
+  if (std::abs(static_cast<double>(in_scale - out_scale)) > 1.0e-6 || in_zp != out_zp)
+    return ctx.error("input quantization ({:g}, {}) and output quantization ({:g}, {}) differ", in_scale, in_zp,
+                     out_scale, out_zp);
+  const ActivationRange act = AISRV_TRY(activation_range(opt.activation, out.type, out_scale, out_zp));
+  p.act_min = act.min;
+  p.act_max = act.max;
+  p.input = ctx.read_input(0);
+  p.output = ctx.write_output();
+  return OpParams{std::move(p)};
+}
+
+}  // namespace aisrv::engine::cpu

@@ -1,0 +1,51 @@
+// aisrv CPU engine — preparation pieces shared by CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED (and the LSTM's
+// gate FCs): output size and padding of a windowed operator, requantization multipliers from the input / filter /
+// output scales, and the accumulator bound that guarantees the kernels' int32 sums cannot overflow.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "prepare.hpp"
+
+namespace aisrv::engine::cpu {
+
+// Output extent of a window of `filter` taps with `stride` and `dilation` over `in` (TFLite ComputeOutSize);
+// refuses strides / dilations below 1 and windows larger than a VALID input.
+Result<int32_t> window_output_size(const PrepareContext& ctx, PaddingKind padding, int32_t in, int32_t filter,
+                                   int32_t stride, int32_t dilation, std::string_view axis);
+
+// Leading/trailing padding along one axis (TFLite ComputePaddingWithOffset: total / 2 before, the rest after).
+struct AxisPadding {
+  int32_t before = 0, after = 0;
+};
+AxisPadding window_padding(int32_t in, int32_t filter, int32_t out, int32_t stride, int32_t dilation);
+
+// Per-output-channel requantization of a conv-like operator.
+struct ChannelRequant {
+  std::vector<int32_t> multiplier, shift;
+};
+// int8 (and int16) path: one multiplier per channel from double(input_scale) * double(filter_scale[c]) /
+// double(output_scale), a per-tensor filter scale broadcast (TFLite PopulateConvolutionQuantizationParams).
+Result<ChannelRequant> per_channel_requant(const PrepareContext& ctx, float input_scale,
+                                           const std::vector<float>& filter_scales, float output_scale,
+                                           int32_t channels);
+// Legacy per-tensor path (uint8 models, per-tensor int8 FULLY_CONNECTED): the product input_scale * filter_scale
+// taken in float, then divided in double (TFLite GetQuantizedConvolutionMultipler), with TFLite's check that the
+// bias scale matches the product when a bias is present.
+Result<ChannelRequant> legacy_requant(const PrepareContext& ctx, float input_scale, float filter_scale,
+                                      const TensorSpec* bias, float output_scale, int32_t channels);
+
+// Largest |q + offset| over the values q of an 8-bit type.
+int64_t max_abs_offset_value(DType type, int32_t offset);
+
+// Worst-case |accumulator| over the output channels of a constant 8-bit filter: for channel c the taps are
+// filter[c * channel_stride + k * tap_stride], k < taps. Refuses the operator when the bound exceeds int32.
+Result<void> check_accumulator_bound(const PrepareContext& ctx, const TensorSpec& filter, int32_t filter_offset,
+                                     int64_t channels, int64_t taps, int64_t channel_stride, int64_t tap_stride,
+                                     int64_t max_input, const int32_t* bias);
+
+// The int32 bias of `channels` entries at input position `input` (aligned constant memory); null when absent.
+Result<const int32_t*> bias_data(const PrepareContext& ctx, size_t input, int32_t channels);
+
+}  // namespace aisrv::engine::cpu

@@ -1,0 +1,164 @@
+// Integration test: aisrvd with CPU engines over a Unix socket. Every expected case of the shared test data goes
+// through SET_MODEL / SET_INPUT_TENSOR / START_INFER / GET_OUTPUT_TENSOR with kernels=ref and kernels=opt and both
+// model placements, and must come back byte for byte; hostile models are refused with ERROR_MODEL_ERR and the
+// reason while the daemon keeps serving; the CLI runs the demo model end to end; the daemon shuts down cleanly.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "aisrv/client/client.hpp"
+#include "demo_model.hpp"
+#include "process.hpp"
+#include "testdata.hpp"
+
+using namespace aisrv;
+
+namespace {
+
+struct Daemon {
+  test::TempDir dir;
+  std::string sock = dir.file("cpu.sock");
+  test::ServerProcess server{{AISRVD, "--listen", "unix:" + sock, "--engine", "0=cpu:kernels=ref", "--engine",
+                              "1=cpu:kernels=opt", "--engine", "2=cpu:arena=256K"},
+                             sock};
+  client::Client connect() {
+    auto c = client::Client::connect("unix:" + sock);
+    REQUIRE_MESSAGE(c.ok(), (c.ok() ? "" : c.error().what()));
+    return std::move(c).value();
+  }
+  std::string write(const std::string& name, const std::vector<uint8_t>& bytes) {
+    const std::string p = dir.file(name);
+    std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                             static_cast<std::streamsize>(bytes.size()));
+    return p;
+  }
+};
+
+struct Case {
+  std::string model, input, output;
+};
+
+std::vector<Case> cases() {
+  std::ifstream in(test::testdata_path("expected/cases.json"));
+  REQUIRE(in);
+  std::vector<Case> r;
+  for (const auto& c : nlohmann::json::parse(in))
+    r.push_back({c.at("model"), c.at("input"), c.at("outputs").at(0).at("file")});
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("every expected case over the socket, kernels=ref and kernels=opt, both placements") {
+  Daemon d;
+  auto c = d.connect();
+  std::map<std::string, std::vector<uint8_t>> models;
+  std::string loaded[2];
+  for (const Case& k : cases()) {
+    auto& model = models[k.model];
+    if (model.empty()) model = test::read_file(test::testdata_path(k.model));
+    const auto input = test::read_file(test::testdata_path(k.input));
+    const auto want = test::read_file(test::testdata_path(k.output));
+    for (uint32_t engine : {0u, 1u}) {
+      CAPTURE(k.model);
+      CAPTURE(k.input);
+      CAPTURE(engine);
+      if (loaded[engine] != k.model) {
+        // engine 0 keeps the model outside the arena (SECONDARY), engine 1 inside it (PRIMARY)
+        auto st = c.load_model(engine, model, engine == 0 ? client::Placement::external : client::Placement::arena);
+        REQUIRE_MESSAGE(st.ok(), (st.ok() ? "" : st.error().what()));
+        loaded[engine] = k.model;
+        auto info = c.tensor_info(engine);
+        REQUIRE(info.ok());
+        CHECK(info->format == "tflite");
+        CHECK(info->arena_bytes > 0);
+      }
+      REQUIRE(c.set_input(engine, 0, input).ok());
+      auto st = c.start_inference(engine);
+      REQUIRE_MESSAGE(st.ok(), (st.ok() ? "" : st.error().what()));
+      auto out = c.get_output(engine, 0);
+      REQUIRE(out.ok());
+      CHECK(*out == want);
+      auto back = c.get_input(engine, 0);
+      REQUIRE(back.ok());
+      CHECK(*back == input);
+    }
+  }
+  auto t = c.timings(0);
+  REQUIRE(t.ok());
+  CHECK_FALSE(t->empty());
+  auto info = c.engine_info(1);
+  REQUIRE(info.ok());
+  CHECK(info->kind == "cpu");
+  CHECK(info->options.find("kernels=") != std::string::npos);
+  CHECK(d.server.stop() == 0);
+}
+
+TEST_CASE("hostile models are refused with the reason and the daemon keeps serving") {
+  Daemon d;
+  auto c = d.connect();
+  const auto person = test::read_file(test::testdata_path("tflite/tensorflow__tflite-micro/person_detect.tflite"));
+  const auto input = test::read_file(test::testdata_path("reference_io/tflite-micro/person_int8_96x96.bin"));
+  const auto want = test::read_file(test::testdata_path("expected/person_detect__person_int8_96x96.out0.bin"));
+  auto good_inference = [&](uint32_t engine) {
+    REQUIRE(c.load_model(engine, person).ok());
+    REQUIRE(c.set_input(engine, 0, input).ok());
+    REQUIRE(c.start_inference(engine).ok());
+    auto out = c.get_output(engine, 0);
+    REQUIRE(out.ok());
+    CHECK(*out == want);
+  };
+  good_inference(0);
+  std::vector<std::pair<std::vector<uint8_t>, std::string>> hostile;
+  hostile.push_back({std::vector<uint8_t>(person.begin(), person.begin() + 5000), "does not verify"});
+  auto flipped = person;
+  flipped[4] = 'X';
+  hostile.push_back({flipped, "expected 'TFL3'"});
+  std::vector<uint8_t> junk(1000, 0xA5);
+  junk[4] = 'T', junk[5] = 'F', junk[6] = 'L', junk[7] = '3';
+  hostile.push_back({junk, "does not verify"});
+  for (const auto& [model, reason] : hostile) {
+    auto st = c.load_model(0, model);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().code == Errc::model_error);
+    CHECK_MESSAGE(st.error().message.find(reason) != std::string::npos, st.error().message);
+    auto inf = c.start_inference(0);  // the old model is gone after a failed load
+    REQUIRE_FALSE(inf.ok());
+    CHECK(inf.error().code == Errc::no_model);
+    good_inference(0);
+  }
+  // Engine 2 has a 256 KiB budget: person_detect fits outside the arena, not with its 300 KB model inside.
+  REQUIRE(c.load_model(2, person, client::Placement::external).ok());
+  auto st = c.load_model(2, person, client::Placement::arena);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().code == Errc::model_error);
+  CHECK_MESSAGE(st.error().message.find("arena budget is 262144 bytes") != std::string::npos, st.error().message);
+  good_inference(1);
+  CHECK(d.server.stop() == 0);
+}
+
+TEST_CASE("the CLI loads the demo model and names the digit") {
+  Daemon d;
+  const auto model = d.write("demo.tflite", demo::build_digit_model());
+  const auto digit = demo::render_digit(4);
+  const auto in = d.write("four.bin", std::vector<uint8_t>(digit.begin(), digit.end()));
+  std::ofstream(d.dir.file("labels.txt")) << "zero\none\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\n";
+  auto cli = [&](std::vector<std::string> args) {
+    std::vector<std::string> full{AISRV_CLI, "--connect", "unix:" + d.sock};
+    full.insert(full.end(), args.begin(), args.end());
+    return test::run(full);
+  };
+  auto r = cli({"load", model});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out << r.err);
+  r = cli({"infer", "-i", in, "--labels", d.dir.file("labels.txt"), "--top", "1"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out << r.err);
+  CHECK_MESSAGE(r.out.find("four") != std::string::npos, r.out);
+  r = cli({"timings", "--summary"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out << r.err);
+  CHECK_MESSAGE(r.out.find("CONV_2D") != std::string::npos, r.out);
+  CHECK_MESSAGE(r.out.find("FULLY_CONNECTED") != std::string::npos, r.out);
+  CHECK(d.server.stop() == 0);
+}

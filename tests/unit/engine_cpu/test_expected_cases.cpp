@@ -1,0 +1,115 @@
+// aisrv tests — every case of ../shared/testdata/expected/cases.json through the CPU engine: load the model, write
+// the input bytes, invoke, and compare every output tensor byte for byte with the file TensorFlow Lite Micro's
+// reference kernels produced. Runs with kernels=ref and with kernels=opt (skipped while kernels=opt resolves to
+// the same reference backend: the computation would be identical), and with verify=on for the smaller models.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "aisrv/engine/cpu/cpu_backend.hpp"
+#include "testdata.hpp"
+
+using aisrv::engine::LoadOptions;
+using aisrv::engine::Placement;
+using aisrv::engine::cpu::CpuBackend;
+using aisrv::engine::cpu::CpuOptions;
+
+namespace {
+
+struct Case {
+  std::string model, input;
+  std::vector<std::string> outputs;  // expected files, in output order
+};
+
+std::vector<Case> load_cases() {
+  std::ifstream in(aisrv::test::testdata_path("expected/cases.json"));
+  REQUIRE(in);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  std::vector<Case> cases;
+  for (const auto& c : j) {
+    Case k;
+    k.model = c.at("model").get<std::string>();
+    k.input = c.at("input").get<std::string>();
+    for (const auto& o : c.at("outputs")) k.outputs.push_back(o.at("file").get<std::string>());
+    cases.push_back(std::move(k));
+  }
+  return cases;
+}
+
+// Runs one case; returns the number of mismatching bytes (0 = bit-exact).
+void run_case(CpuBackend& backend, const Case& c, std::map<std::string, std::vector<uint8_t>>& model_cache) {
+  const std::string setting = std::string(backend.kernels()) + (backend.verifying() ? " verify=on" : "");
+  INFO("model " << c.model << ", input " << c.input << ", kernels=" << setting);
+  auto& model = model_cache[c.model];
+  if (model.empty()) model = aisrv::test::read_file(aisrv::test::testdata_path(c.model));
+  std::vector<std::string> log;
+  LoadOptions lo;
+  lo.log = [&](std::string_view line) { log.emplace_back(line); };
+  auto info = backend.load(model, lo);
+  REQUIRE_MESSAGE(info.ok(), (info.ok() ? "" : info.error().what()));
+  REQUIRE(info->inputs.size() == 1);
+  REQUIRE(info->outputs.size() == c.outputs.size());
+  const auto input = aisrv::test::read_file(aisrv::test::testdata_path(c.input));
+  auto in = backend.input(0);
+  REQUIRE(in.size() == input.size());
+  std::copy(input.begin(), input.end(), in.begin());
+  auto timings = backend.invoke({});
+  REQUIRE_MESSAGE(timings.ok(), (timings.ok() ? "" : timings.error().what()));
+  CHECK(timings->size() == info->layer_count);
+  for (size_t k = 0; k < c.outputs.size(); ++k) {
+    const auto want = aisrv::test::read_file(aisrv::test::testdata_path(c.outputs[k]));
+    auto got = backend.output(k);
+    REQUIRE(got.size() == want.size());
+    size_t diff = 0, first = want.size();
+    for (size_t i = 0; i < want.size(); ++i)
+      if (got[i] != want[i]) {
+        if (first == want.size()) first = i;
+        ++diff;
+      }
+    INFO("first difference at byte " << first << ": got " << (first < want.size() ? int(got[first]) : -1)
+                                     << ", expected " << (first < want.size() ? int(want[first]) : -1));
+    CHECK_MESSAGE(diff == 0, "output " << k << ": " << diff << " of " << want.size() << " bytes differ");
+  }
+  // Inputs keep their bytes after the inference (GET_INPUT_TENSOR reads them back).
+  CHECK(std::equal(input.begin(), input.end(), backend.input(0).begin()));
+}
+
+}  // namespace
+
+TEST_CASE("every expected case is bit-exact with TFLite Micro's reference kernels") {
+  const auto cases = load_cases();
+  REQUIRE(cases.size() >= 20);
+  std::map<std::string, std::vector<uint8_t>> models;
+  for (const char* kernels : {"ref", "opt"}) {
+    CpuOptions o;
+    o.kernels = kernels;
+    auto backend = CpuBackend::create(o);
+    REQUIRE(backend.ok());
+    if (std::string(kernels) == "opt" && (*backend)->kernels() == "ref") {
+      MESSAGE("kernels=opt resolves to the reference backend in this build; its run would repeat kernels=ref");
+      continue;
+    }
+    for (const Case& c : cases) run_case(**backend, c, models);
+  }
+}
+
+TEST_CASE("verify mode passes on every model when both backends agree") {
+  const auto cases = load_cases();
+  std::map<std::string, std::vector<uint8_t>> models;
+  CpuOptions o;
+  o.verify = true;
+  auto backend = CpuBackend::create(o);
+  REQUIRE(backend.ok());
+  std::map<std::string, bool> seen;  // one input per model is enough here
+  for (const Case& c : cases) {
+    if (seen[c.model]) continue;
+    seen[c.model] = true;
+    // Verify mode runs every operator twice; the 300 M-MAC networks would dominate the test time under ASan.
+    if (std::filesystem::file_size(aisrv::test::testdata_path(c.model)) > 2'000'000) continue;
+    run_case(**backend, c, models);
+  }
+}
