@@ -15,7 +15,7 @@
 
 namespace {
 
-constexpr int kExitUsage = 2;
+using aisrv::daemon::kExitUsage;
 
 std::string engine_help(const aisrv::engine::BackendRegistry& registry) {
   std::string s = "Engine N runs KIND with options, e.g. 0=cpu or 0=cpu:kernels=ref,arena=4M (repeatable; engines "

@@ -41,7 +41,7 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
     auto source = server::open_raw_frame_source(path);
     if (!source) {
       logger->error("--sensor {}={}: {}", engine, path, source.error().message);
-      return 1;
+      return kExitUsage;
     }
     so.sensors.emplace_back(engine, server::SensorConfig{std::move(source).value(),
                                                          std::chrono::milliseconds(1000 / options.stream_fps)});
@@ -50,7 +50,7 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
   auto server = server::Server::create(std::move(so), std::move(backends));
   if (!server) {
     logger->error("{}", server.error().message);
-    return 1;
+    return kExitUsage;
   }
 
   // SPI ports first: their sockets/devices exist before the server announces itself on a socket.
@@ -85,12 +85,12 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
     auto ep = protocol::parse_socket_endpoint(l);
     if (!ep) {
       logger->error("--listen {}", ep.error().message);
-      return 1;
+      return kExitUsage;
     }
     auto bound = sockets.listen(*ep);
     if (!bound) {
       logger->error("{}", bound.error().message);
-      return 1;
+      return bound.error().code == Errc::invalid_argument ? kExitUsage : kExitStartup;
     }
     logger->info("listening on {}", bound->to_string());
   }

@@ -37,7 +37,12 @@ struct ServeOptions {
 // Blocks SIGINT/SIGTERM for the calling process; call before any thread is started.
 void block_termination_signals();
 
-// Returns the process exit code: 0 after a clean shutdown, 1 when start-up failed (the reason is logged).
+// Exit codes of aisrvd: 0 after a clean shutdown, 1 when start-up failed (a socket could not be bound…),
+// 2 for a configuration that cannot work (bad option values, chains, sensors). The reason is always logged.
+inline constexpr int kExitStartup = 1;
+inline constexpr int kExitUsage = 2;
+
+// Returns the process exit code (above).
 int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::InferenceBackend>> backends,
           std::shared_ptr<spdlog::logger> logger);
 
