@@ -63,7 +63,7 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
     auto port = phy::spi::open_slave_port(target, po);
     if (!port) {
       logger->error("--spi {}", port.error().message);
-      return 1;
+      return port.error().code == Errc::invalid_argument ? kExitUsage : kExitStartup;
     }
     phy::spi::SpiServerOptions so_spi;
     so_spi.link.max_frame = options.spi_frame;

@@ -160,6 +160,9 @@ TEST_CASE("aisrvd-style start-up with an SPI port that is not an SPI device fail
   auto r = test::run({AISRV_TEST_SERVER, "--listen", "unix:" + dir.file("s.sock"), "--spi", "/dev/null"});
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("--spi /dev/null: not an SPI device") != std::string::npos);
+  r = test::run({AISRV_TEST_SERVER, "--listen", "unix:" + dir.file("s.sock"), "--spi", "uart:/dev/ttyS0"});
+  CHECK(r.exit_code == 2);  // a target that cannot work: a configuration error
+  CHECK(r.err.find("expected sim:PATH or /dev/spidevB.C") != std::string::npos);
   r = test::run({AISRV_CLI, "--connect", "spi:/dev/null", "hello"});
   CHECK(r.exit_code == 3);
   CHECK(r.err.find("not an SPI device") != std::string::npos);
