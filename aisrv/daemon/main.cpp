@@ -41,6 +41,9 @@ int main(int argc, char** argv) {
   std::string flash_spec, flash_size_text = "16M", flash_block_text;
   unsigned flash_clients = AISRV_MAX_ENGINES;
   std::vector<uint32_t> boot;
+  std::vector<std::string> spi_args;
+  unsigned spi_frame = AISRV_SPI_DEFAULT_FRAME, spi_mode = 0, spi_timeout_ms = 5000;
+  bool spi_fixed = false;
 
   CLI::App app{"aisrvd — the aisrv AI server: serves the aisrv protocol (docs/protocol.md) on sockets, USB and SPI "
                "to inference engines",
@@ -51,6 +54,17 @@ int main(int argc, char** argv) {
   app.add_option("-l,--listen", listen_args,
                  "Listen on unix:PATH (mode 0660), tcp:PORT (loopback) or tcp:HOST:PORT (repeatable; default " +
                      protocol::default_socket_target() + ")");
+  app.add_option("--spi", spi_args,
+                 "Serve the SPI link protocol as slave on sim:PATH (simulated wire over a Unix socket) or "
+                 "/dev/spidevB.C (spidev on a controller in slave mode; docs/transport-spi.md) (repeatable)");
+  app.add_option("--spi-frame", spi_frame, "Largest SPI transaction in bytes (default 4092)")
+      ->check(CLI::Range(AISRV_SPI_MIN_FRAME, AISRV_SPI_MAX_FRAME));
+  app.add_flag("--spi-fixed", spi_fixed,
+               "Every SPI transaction is exactly --spi-frame bytes (controllers that need the length in advance)");
+  app.add_option("--spi-mode", spi_mode, "SPI mode 0..3 (spidev)")->check(CLI::Range(0u, 3u));
+  app.add_option("--spi-timeout", spi_timeout_ms,
+                 "Milliseconds after which an incomplete SPI transfer is discarded (default 5000)")
+      ->check(CLI::Range(1u, 3600000u));
   app.add_option("-e,--engine", engine_args, engine_help(registry));
   app.add_option("--chain", chain_args,
                  "FROM:TO feeds engine FROM's outputs into engine TO's inputs and runs TO after each successful "
@@ -144,6 +158,11 @@ int main(int argc, char** argv) {
   serve.chains = *chains;
   serve.max_payload = static_cast<uint32_t>(*max_payload);
   serve.io_threads = io_threads;
+  serve.spi = spi_args;
+  serve.spi_frame = static_cast<uint16_t>(spi_frame);
+  serve.spi_fixed = spi_fixed;
+  serve.spi_mode = static_cast<uint8_t>(spi_mode);
+  serve.spi_timeout_ms = spi_timeout_ms;
   serve.sensors = *sensors;
   serve.stream_fps = stream_fps;
   return daemon::serve(serve, std::move(backends), logger);

@@ -8,6 +8,7 @@
 
 #include "aisrv/build_info.hpp"
 #include "aisrv/phy/socket_server.hpp"
+#include "aisrv/phy/spi_server.hpp"
 #include "aisrv/protocol/endpoint.hpp"
 #include "aisrv/frame_source.hpp"
 #include "aisrv/server.hpp"
@@ -71,6 +72,28 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
     else logger->error("engine {}: boot from flash failed ({})", n, protocol::status_names(resp.status));
   }
 
+  // SPI ports first: their sockets/devices exist before the server announces itself on a socket.
+  std::vector<std::unique_ptr<phy::spi::SpiServer>> spi_servers;
+  for (const auto& target : options.spi) {
+    phy::spi::SpiPortOptions po;
+    po.frame = options.spi_frame;
+    po.fixed = options.spi_fixed;
+    po.mode = options.spi_mode;
+    auto port = phy::spi::open_slave_port(target, po);
+    if (!port) {
+      logger->error("--spi {}", port.error().message);
+      return port.error().code == Errc::invalid_argument ? kExitUsage : kExitStartup;
+    }
+    phy::spi::SpiServerOptions so_spi;
+    so_spi.link.max_frame = options.spi_frame;
+    so_spi.link.fixed = options.spi_fixed;
+    so_spi.link.transfer_timeout = std::chrono::milliseconds(options.spi_timeout_ms);
+    so_spi.logger = logger;
+    auto spi = std::make_unique<phy::spi::SpiServer>(**server, std::move(port).value(), so_spi);
+    logger->info("SPI slave on {}", spi->describe());
+    spi_servers.push_back(std::move(spi));
+  }
+
   phy::SocketServerOptions sockopts;
   sockopts.io_threads = options.io_threads;
   sockopts.logger = logger;
@@ -91,6 +114,7 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
     logger->info("listening on {}", bound->to_string());
   }
   sockets.start();
+  for (auto& spi : spi_servers) spi->start();
   logger->info("aisrvd {} ready ({} engine{})", AISRV_VERSION_STRING, (*server)->engine_count(),
                (*server)->engine_count() == 1 ? "" : "s");
 
@@ -98,6 +122,7 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
   int sig = 0;
   sigwait(&s, &sig);
   logger->info("{} received, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  for (auto& spi : spi_servers) spi->stop();
   sockets.stop();
   logger->info("stopped");
   return 0;

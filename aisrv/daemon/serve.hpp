@@ -11,6 +11,7 @@
 #include "aisrv/engine/backend.hpp"
 #include "aisrv/protocol/limits.h"
 #include "aisrv/protocol/result.hpp"
+#include "aisrv/protocol/spi_link.h"
 
 namespace spdlog {
 class logger;
@@ -30,6 +31,12 @@ struct ServeOptions {
   unsigned stream_fps = 10;                              // START_ACQUIRE_STREAM rate
   flash::ModelStore* store = nullptr;  // --flash (not owned; outlives serve())
   std::vector<uint32_t> boot;          // --boot N: engines that load their stored model before serving
+  // SPI slave ports (sim:PATH, /dev/spidevB.C) and their link settings (docs/transport-spi.md).
+  std::vector<std::string> spi;
+  uint16_t spi_frame = AISRV_SPI_DEFAULT_FRAME;  // largest SPI transaction (fixed: every transaction's size)
+  bool spi_fixed = false;                        // the slave controller needs the transfer length in advance
+  uint8_t spi_mode = 0;                          // SPI mode 0..3 (spidev)
+  uint32_t spi_timeout_ms = 5000;                // an incomplete SPI transfer idle this long is discarded
 };
 
 // Blocks SIGINT/SIGTERM for the calling process; call before any thread is started.

@@ -2,6 +2,7 @@
 // test-double backend on every engine, so transports, CLI and client can be tested without a real engine.
 //   aisrv_test_server --listen unix:/tmp/x.sock [--listen tcp:0] [--engines 2] [--chain 0:1]
 //                     [--flash IMAGE [--boot N]...]   (model store as aisrvd --flash; small new images: 4M, 64K blocks)
+//                     [--spi sim:/tmp/spi.sock [--spi-frame N] [--spi-fixed] [--spi-timeout MS]]
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -16,6 +17,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> listen, chain_args;
   unsigned engines = 2;
   std::string max_payload = std::to_string(AISRV_MAX_PAYLOAD);
+  std::vector<std::string> spi;
+  unsigned spi_frame = AISRV_SPI_DEFAULT_FRAME, spi_timeout_ms = 5000;
+  bool spi_fixed = false;
   CLI::App app{"aisrv test server (test-double backends)"};
   app.add_option("-l,--listen", listen)->required();
   app.add_option("--engines", engines)->check(CLI::Range(1u, AISRV_MAX_ENGINES));
@@ -25,6 +29,10 @@ int main(int argc, char** argv) {
   std::vector<uint32_t> boot;
   app.add_option("--flash", flash_spec);
   app.add_option("--boot", boot);
+  app.add_option("--spi", spi);
+  app.add_option("--spi-frame", spi_frame)->check(CLI::Range(AISRV_SPI_MIN_FRAME, AISRV_SPI_MAX_FRAME));
+  app.add_flag("--spi-fixed", spi_fixed);
+  app.add_option("--spi-timeout", spi_timeout_ms)->check(CLI::Range(1u, 3600000u));
   CLI11_PARSE(app, argc, argv);
 
   daemon::block_termination_signals();
@@ -55,5 +63,9 @@ int main(int argc, char** argv) {
   }
   options.store = store.store.get();
   options.boot = boot;
+  options.spi = spi;
+  options.spi_frame = static_cast<uint16_t>(spi_frame);
+  options.spi_fixed = spi_fixed;
+  options.spi_timeout_ms = spi_timeout_ms;
   return daemon::serve(options, std::move(backends), logger);
 }
