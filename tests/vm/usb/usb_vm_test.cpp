@@ -1,4 +1,4 @@
-// aisrv VM tests — the USB transport on the real Linux USB stack, run inside the QEMU guest (tests/vm/usb/vm.sh):
+// aisrv VM tests — the USB transport on the real Linux USB stack, run inside the QEMU guest (ctest vm_usb, guest.sh):
 // aisrv_test_server serves FunctionFS on dummy_hcd, this program is the libusb host. Environment:
 //   AISRV_VM_TARGET   connect target (default usb:1209:0001)
 //   AISRV_VM_MPS      max packet size the connection must use (512 high speed, 1024 super speed, 64 full speed)
