@@ -7,12 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "aisrv/engine/hailo8/common/digest.hpp"
 #include "aisrv/engine/hailo8/driver/fw_control.hpp"
 #include "aisrv/engine/hailo8/driver/identity.hpp"
-#include "fake_hailo_driver.hpp"
+#include "hailo_driver_double.hpp"
 
 using namespace aisrv;
 using namespace aisrv::engine::hailo8::driver;
+namespace common = aisrv::engine::hailo8::common;
 using aisrv::test::control_response;
 
 TEST_CASE("IDENTIFY and GET_DEVICE_INFORMATION requests, byte for byte") {
@@ -24,9 +26,9 @@ TEST_CASE("IDENTIFY and GET_DEVICE_INFORMATION requests, byte for byte") {
   const std::vector<uint8_t> info{0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x33, 0, 0, 0, 0};
   CHECK(*build_control_request(51, {}) == info);
   // MD5 of both, from `printf … | md5sum`
-  CHECK(hex(md5(identify)) == "6a3d1c7fe84cfe2f184d69c2376dcc43");
-  CHECK(hex(md5(info)) == "805c6653e07cf1b7bda24ea40625d6ae");
-  CHECK(hex(md5({})) == "d41d8cd98f00b204e9800998ecf8427e");
+  CHECK(common::hex(*common::md5(identify)) == "6a3d1c7fe84cfe2f184d69c2376dcc43");
+  CHECK(common::hex(*common::md5(info)) == "805c6653e07cf1b7bda24ea40625d6ae");
+  CHECK(common::hex(*common::md5({})) == "d41d8cd98f00b204e9800998ecf8427e");
 }
 
 TEST_CASE("request parameters are {u32 BE length, bytes}; payload bytes are copied as given") {

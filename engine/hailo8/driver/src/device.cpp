@@ -6,8 +6,12 @@
 
 #include <fmt/format.h>
 
+#include "aisrv/engine/hailo8/common/digest.hpp"
+
 namespace aisrv::engine::hailo8::driver {
 namespace {
+
+static_assert(common::kMd5Length == kMd5Length, "FW_CONTROL carries an MD5 digest");
 
 std::string ioctl_error_text(int err) {
   if (err == ENOTTY) return "the driver does not know this ioctl (ENOTTY: driver/ABI mismatch)";
@@ -66,7 +70,7 @@ Result<ControlResponse> HailoDevice::exchange(uint32_t opcode, std::span<const s
   // The struct is 1.5 KB: keep it off the stack of deep callers.
   auto ctl = std::make_unique<FwControl>();
   std::memset(ctl.get(), 0, sizeof(FwControl));
-  const Md5 sum = md5(request);
+  const common::Md5Digest sum = AISRV_TRY(common::md5(request));
   std::memcpy(ctl->expected_md5, sum.data(), sum.size());
   ctl->buffer_len = static_cast<uint32_t>(request.size());
   std::memcpy(ctl->buffer, request.data(), request.size());
@@ -83,10 +87,11 @@ Result<ControlResponse> HailoDevice::exchange(uint32_t opcode, std::span<const s
                       traits->name, len, kMaxControlLength);
   }
   const std::span<const uint8_t> response(ctl->buffer, len);
-  const Md5 got = md5(response);
+  const common::Md5Digest got = AISRV_TRY(common::md5(response));
   if (std::memcmp(got.data(), ctl->expected_md5, got.size()) != 0) {
     return make_error(Errc::protocol_error, "{}: FW_CONTROL {} response failed its MD5 check (driver sent {}, computed {})",
-                      path_, traits->name, hex(std::span<const uint8_t>(ctl->expected_md5, kMd5Length)), hex(got));
+                      path_, traits->name, common::hex(std::span<const uint8_t>(ctl->expected_md5, kMd5Length)),
+                      common::hex(got));
   }
   auto parsed = parse_control_response(response, opcode);
   if (!parsed) return make_error(parsed.error().code, "{}: {}", path_, parsed.error().message);

@@ -4,17 +4,12 @@
 
 #include <fmt/format.h>
 
+#include "aisrv/engine/hailo8/common/digest.hpp"
+
 namespace aisrv::engine::hailo8::driver {
 namespace {
 
-std::string hex_bytes(const std::vector<uint8_t>& v, std::string_view sep) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) s += sep;
-    s += fmt::format("{:02X}", v[i]);
-  }
-  return s;
-}
+using common::HexCase;
 
 bool all_zero(const std::vector<uint8_t>& v) {
   for (uint8_t b : v) {
@@ -133,9 +128,9 @@ std::string format_identify(const IdentifyReport& r) {
     out += fmt::format("Boot source: {}\n", info.boot_source_name());
     out += fmt::format("Neural Network Core Clock Rate: {}MHz\n", info.neural_network_core_clock_rate / 1000000);
     if (info.supported_features) out += fmt::format("Device supported features: {}\n", info.supported_features_text());
-    if (!all_zero(info.eth_mac_address)) out += fmt::format("MAC Address: {}\n", hex_bytes(info.eth_mac_address, ":"));
+    if (!all_zero(info.eth_mac_address)) out += fmt::format("MAC Address: {}\n", common::hex(info.eth_mac_address, HexCase::upper, ":"));
     if (!all_zero(info.unit_level_tracking_id)) {
-      out += fmt::format("ULT ID: {}\n", hex_bytes(info.unit_level_tracking_id, ""));
+      out += fmt::format("ULT ID: {}\n", common::hex(info.unit_level_tracking_id, HexCase::upper));
     }
   } else if (!r.information_problem.empty()) {
     out += fmt::format("Device information: unavailable ({})\n", r.information_problem);

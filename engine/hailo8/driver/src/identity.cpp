@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "aisrv/engine/hailo8/common/byte_order.hpp"
+
 namespace aisrv::engine::hailo8::driver {
 namespace {
 
@@ -12,13 +14,9 @@ constexpr uint32_t kRevisionCoreFlag = 1u << 27;
 constexpr uint32_t kRevisionExtendedCsFlag = 1u << 29;
 constexpr uint32_t kRevisionDevFlag = 1u << 30;
 
-uint32_t be32(const std::vector<uint8_t>& p, size_t at = 0) {
-  return (uint32_t{p[at]} << 24) | (uint32_t{p[at + 1]} << 16) | (uint32_t{p[at + 2]} << 8) | uint32_t{p[at + 3]};
-}
-
-uint32_t le32(const std::vector<uint8_t>& p, size_t at) {
-  return uint32_t{p[at]} | (uint32_t{p[at + 1]} << 8) | (uint32_t{p[at + 2]} << 16) | (uint32_t{p[at + 3]} << 24);
-}
+// Parameters are checked for their size by param() before these read them.
+uint32_t be32(const std::vector<uint8_t>& p) { return common::load_be32(p.data()); }
+uint32_t le32(const std::vector<uint8_t>& p, size_t at) { return common::load_le32(p.data() + at); }
 
 // Parameter i of `r`, required to exist and to be `exact` bytes (exact > 0) or at most `max` bytes.
 Result<const std::vector<uint8_t>*> param(const ControlResponse& r, const char* control, size_t i, const char* name,

@@ -839,8 +839,7 @@ void append_streams(const Layer& l, std::vector<StreamInfo>& out) {
     } else {
       info.shape = s.shape;
       info.hw_shape = s.hw_shape;
-      const uint64_t bytes = uint64_t{s.hw_shape.height} * s.hw_shape.width * s.hw_shape.features * s.hw_data_bytes;
-      info.hw_frame_size = (bytes + 7) / 8 * 8;
+      info.hw_frame_size = hw_frame_bytes(s.hw_shape, s.hw_data_bytes);
     }
     info.index = s.stream_index;
     info.quant = s.quant;

@@ -1,6 +1,6 @@
 // aisrv Hailo-8 host transforms — quantization of float32 input frames to the device type and de-quantization of
 // device outputs to float32, with HailoRT's rules (LH/include/hailo/quantization.hpp, v4.23):
-//   quantize:   q = round_half_to_even(clip(x, limvals_min, limvals_max) / scale + zp)
+//   quantize:   q = round_half_to_even(clip(x, limit_min, limit_max) / scale + zp)
 //               identity qp (scale == 1 and zp == 0): q = round_half_to_even(x), no clipping
 //   dequantize: y = (q - zp) · scale, per tensor or per feature (feature index = (i / repetition) % feature_count)
 // Where HailoRT's behaviour is undefined (a rounded value outside the type's range is cast; NaN is cast) we saturate

@@ -28,11 +28,11 @@ namespace aisrv::engine::hailo8::transform {
 
 struct Yolov8Branch {
   uint32_t stride = 0;  // pixels per grid cell (8, 16, 32)
-  Shape3 reg_shape;     // H × W × 4·bins
-  Shape3 reg_padded;    // hardware (padded) shape of the regression output, NHCW
+  Shape reg_shape;     // H × W × 4·bins
+  Shape reg_padded;    // hardware (padded) shape of the regression output, NHCW
   QuantInfo reg_qp;
-  Shape3 cls_shape;     // H × W × classes
-  Shape3 cls_padded;    // hardware (padded) shape of the class output, NHCW
+  Shape cls_shape;     // H × W × classes
+  Shape cls_padded;    // hardware (padded) shape of the class output, NHCW
   QuantInfo cls_qp;
 };
 
@@ -43,7 +43,7 @@ struct Yolov8NmsConfig {
   uint32_t classes = 0;
   float image_height = 0.0f;
   float image_width = 0.0f;
-  ElementType type = ElementType::u8;  // all core outputs of the op share one type
+  FormatType type = FormatType::uint8;  // all core outputs of the op share one type
   std::vector<Yolov8Branch> branches;
 };
 

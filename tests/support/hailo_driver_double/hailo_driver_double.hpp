@@ -83,7 +83,7 @@ inline std::vector<std::vector<uint8_t>> device_information_params() {
           be32_bytes(0)};
 }
 
-class FakeHailoDriver final : public engine::hailo8::driver::DriverOpener {
+class HailoDriverDouble final : public engine::hailo8::driver::DriverOpener {
  public:
   // Request numbers as the facts table gives them (4.23; FW_CONTROL and the queries are the same in 4.18-4.22).
   static constexpr uint32_t kQueryDeviceProperties = 0x40176701;
@@ -126,7 +126,7 @@ class FakeHailoDriver final : public engine::hailo8::driver::DriverOpener {
   std::map<std::string, Node> nodes_;
 };
 
-class FakeHailoDriver::File final : public engine::hailo8::driver::DriverFile {
+class HailoDriverDouble::File final : public engine::hailo8::driver::DriverFile {
  public:
   explicit File(Node& n) : n_(n) {}
 
@@ -195,7 +195,7 @@ class FakeHailoDriver::File final : public engine::hailo8::driver::DriverFile {
   Node& n_;
 };
 
-inline Result<std::unique_ptr<engine::hailo8::driver::DriverFile>> FakeHailoDriver::open(
+inline Result<std::unique_ptr<engine::hailo8::driver::DriverFile>> HailoDriverDouble::open(
     const std::string& path) {
   using engine::hailo8::driver::DriverFile;
   auto it = nodes_.find(path);
