@@ -1,6 +1,6 @@
-// Test double of what the hailo_pci driver publishes outside its ioctls: a private directory tree shaped like
-// /sys/class/hailo_chardev/<name>/{board_location,device_id,accelerator_type} and /dev/<name>, removed at the end of
-// the test. Discovery (engine/hailo8/driver/discovery.hpp) and the hailo8 backend take its paths as their roots.
+// aisrv tests — test double of what the hailo_pci driver publishes outside its ioctls: a private directory tree shaped
+// like /sys/class/hailo_chardev/<name>/{board_location,device_id,accelerator_type} and /dev/<name>, removed at the end
+// of the test. Discovery (engine/hailo8/driver/discovery.hpp) and the hailo8 backend take its paths as their roots.
 #pragma once
 
 #include <unistd.h>

@@ -1,8 +1,8 @@
-// Test double of the hailo_pci driver for the driver-layer tests: a DriverOpener whose device nodes answer
-// QUERY_DRIVER_INFO, QUERY_DEVICE_PROPERTIES and FW_CONTROL like the real driver + firmware would. It decodes and
-// encodes the ioctl arguments with its own byte offsets written from the facts (not with the product's structs), so
-// a wrong struct definition in the product fails the tests. Knobs produce the failures a real device can show: an
-// unknown ioctl (ENOTTY), a response with a bad MD5, short / overlong responses, firmware error statuses.
+// aisrv tests — test double of the hailo_pci driver for the driver-layer and backend tests: a DriverOpener whose device
+// nodes answer QUERY_DRIVER_INFO, QUERY_DEVICE_PROPERTIES and FW_CONTROL like the real driver + firmware would. It
+// decodes and encodes the ioctl arguments with its own byte offsets written from the facts (not with the product's
+// structs), so a wrong struct definition in the product fails the tests. Knobs produce the failures a real device can
+// show: an unknown ioctl (ENOTTY), a response with a bad MD5, short / overlong responses, firmware error statuses.
 #pragma once
 
 #include <cerrno>

@@ -1,4 +1,4 @@
-// Tests of the device layer against the driver test double: version acceptance and refusal (every supported
+// aisrv tests — the device layer against the driver test double: version acceptance and refusal (every supported
 // version, HailoRT's single-version policy not copied), board checks, the FW_CONTROL ioctl argument (request bytes,
 // MD5, CPU, timeout) and the failures a driver can produce (bad MD5, overlong/short responses, ENOTTY, firmware
 // errors, firmware versions we do not know).
@@ -69,14 +69,14 @@ TEST_CASE("open + identify on a 4.23 driver: request bytes, MD5, CPU and timeout
   HailoDriverDouble fake;
   auto& node = hailo8(fake, "/dev/hailo0");
   auto dev = HailoDevice::open("/dev/hailo0", fake);
-  REQUIRE_MESSAGE(dev.ok(), (dev.ok() ? "" : dev.error().message));
+  REQUIRE_MESSAGE(dev.ok(), (dev.ok() ? std::string() : dev.error().message));
   CHECK(dev->driver_version() == DriverVersion{4, 23, 0});
   CHECK(dev->abi() == DriverAbi::current);
   CHECK(dev->properties().desc_max_page_size == 16384);
   CHECK(dev->properties().fw_loaded);
 
   auto id = dev->identify();
-  REQUIRE_MESSAGE(id.ok(), (id.ok() ? "" : id.error().message));
+  REQUIRE_MESSAGE(id.ok(), (id.ok() ? std::string() : id.error().message));
   CHECK(id->firmware.str() == "4.23.0 (release,app)");
   CHECK(id->board_name == "Hailo-8");
   REQUIRE(node.calls.size() == 1);
@@ -120,6 +120,13 @@ TEST_CASE("unsupported driver, wrong board, missing firmware, failing ioctls") {
   auto b = HailoDevice::open("/dev/hailo1", fake);
   REQUIRE_FALSE(b);
   CHECK(b.error().message == "/dev/hailo1: board type 3 is not a Hailo-8 (board type 0)");
+  CHECK(b.error().code == Errc::not_supported);
+  auto& other_bus = hailo8(fake, "/dev/hailo5");
+  other_bus.dma_type = 1;
+  auto o = HailoDevice::open("/dev/hailo5", fake);
+  REQUIRE_FALSE(o);
+  CHECK(o.error().code == Errc::not_supported);
+  CHECK(o.error().message == "/dev/hailo5: DMA type 1 is not PCIe (0)");
 
   auto& nofw = hailo8(fake, "/dev/hailo2");
   nofw.fw_loaded = 0;
@@ -135,6 +142,7 @@ TEST_CASE("unsupported driver, wrong board, missing firmware, failing ioctls") {
   REQUIRE_FALSE(t);
   CHECK(t.error().message ==
         "/dev/hailo3: QUERY_DRIVER_INFO failed: the driver does not know this ioctl (ENOTTY: driver/ABI mismatch)");
+  CHECK(t.error().code == Errc::incompatible);
 
   auto& perm = fake.node("/dev/hailo4");
   perm.open_errno = EACCES;

@@ -1,6 +1,6 @@
-// Tests of discovery on directory trees shaped like /sys/class/hailo_chardev and /dev (none, one, several devices,
-// unreadable and malformed attributes, nodes only in /dev, a non-Hailo-8 accelerator) and of the scan / identify
-// tools on top of them with the driver test double.
+// aisrv tests — discovery on directory trees shaped like /sys/class/hailo_chardev and /dev (none, one, several devices,
+// unreadable and malformed attributes, nodes only in /dev, a non-Hailo-8 accelerator) and of the scan / identify tools
+// on top of them with the driver test double.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -170,7 +170,7 @@ TEST_CASE("identify: first Hailo-8 found, or the given node") {
   HailoDriverDouble fake;
   identifiable(fake, t.dev("hailo0"));
   auto r = identify(fake, std::nullopt, t.paths);
-  REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
   CHECK(r->path == t.dev("hailo0"));
   const std::string text = format_identify(*r);
   CHECK(text.find("Firmware Version: 4.23.0 (release,app)\n") != std::string::npos);

@@ -1,4 +1,4 @@
-// Tests of the firmware control protocol: golden request bytes built by hand from the facts (big-endian header
+// aisrv tests — the firmware control protocol: golden request bytes built by hand from the facts (big-endian header
 // fields, parameter framing), MD5 against values computed with coreutils md5sum, the per-opcode CPU table, response
 // validation (short, overlong, bad version/ack/opcode, truncated parameters), and IDENTIFY / GET_DEVICE_INFORMATION
 // decoding.
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "aisrv/engine/hailo8/common/digest.hpp"
+#include "aisrv/engine/hailo8/common/printable_text.hpp"
 #include "aisrv/engine/hailo8/driver/fw_control.hpp"
 #include "aisrv/engine/hailo8/driver/identity.hpp"
 #include "hailo_driver_double.hpp"
@@ -153,6 +154,13 @@ TEST_CASE("IDENTIFY decoding") {
   CHECK(id->board_name == "Hailo-8");
   CHECK(id->device_architecture == 1);
   CHECK(architecture_name(id->device_architecture) == "HAILO8");
+  // hailo_device_architecture_t, named by the HEF model's table (one list of these names).
+  CHECK(architecture_name(0) == "HAILO8_A0");
+  CHECK(architecture_name(2) == "HAILO8L");
+  CHECK(architecture_name(3) == "HAILO15H");
+  CHECK(architecture_name(6) == "HAILO10H");
+  CHECK(architecture_name(7) == "MARS");
+  CHECK(architecture_name(8) == "unknown");
   CHECK(id->serial_number == "HLLWM2B233500123");
   CHECK(id->part_number == "HM218B1C2FAE");
   CHECK(id->product_name == "HAILO-8 AI ACC M.2 M KEY MODULE EXT TEMP");
@@ -201,7 +209,7 @@ TEST_CASE("IDENTIFY decoding walks parameters by their lengths and checks them")
 
 TEST_CASE("device strings stop at NUL and hide control characters") {
   const std::vector<uint8_t> raw{'A', 0x1B, '[', '2', 'J', 'z', 0, 'h', 'i'};
-  CHECK(device_string(raw) == "A?[2Jz");
+  CHECK(common::printable_text(std::span<const uint8_t>(raw)) == "A?[2Jz");
 }
 
 TEST_CASE("GET_DEVICE_INFORMATION decoding") {

@@ -1,4 +1,4 @@
-// Tests of host ↔ hardware layouts with hand-written device frames (HailoRT transform.cpp rules, facts §4.2):
+// aisrv tests — host ↔ hardware layouts with hand-written device frames (HailoRT transform.cpp rules, facts §4.2):
 // padding is zero on the way in and ignored on the way out; every device frame is a whole number of 8-byte words.
 #include <doctest/doctest.h>
 

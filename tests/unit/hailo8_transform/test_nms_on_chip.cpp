@@ -1,4 +1,4 @@
-// Tests of the on-chip NMS path: bbox word decoding, the device word stream → hardware frame (bbox and burst
+// aisrv tests — the on-chip NMS path: bbox word decoding, the device word stream → hardware frame (bbox and burst
 // modes), and the hardware frame → HAILO_NMS_BY_CLASS float32 conversion, with hand-built words and frames.
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
-// Tests of Hailo-8 quantization / de-quantization against hand-computed values (HailoRT rules: clip, divide by scale,
-// add zero point, round half to even; identity qp rounds only; dequantize (q - zp) * scale, per tensor and per
+// aisrv tests — Hailo-8 quantization / de-quantization against hand-computed values (HailoRT rules: clip, divide by
+// scale, add zero point, round half to even; identity qp rounds only; dequantize (q - zp) * scale, per tensor and per
 // feature). Scales are powers of two so every expected value is exact.
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
-// Tests of the YOLOv8 host NMS op on a hand-built 2×2 grid whose boxes, IoUs and scores are exact binary fractions:
-// image 64×64, stride 16 (so stride/image = 0.25), 4 DFL bins per side, reg qp identity, cls qp scale 1/64.
+// aisrv tests — the YOLOv8 host NMS op on a hand-built 2×2 grid whose boxes, IoUs and scores are exact binary
+// fractions: image 64×64, stride 16 (so stride/image = 0.25), 4 DFL bins per side, reg qp identity, cls qp scale 1/64.
 // A bin value of 100 against 0 elsewhere makes the softmax one-hot within float precision, so d = that bin index.
 //   cell (0,0) A: d = 1,1,1,1 → x,y ∈ [-0.125, 0.375]           area 0.25
 //   cell (0,1) B: d = 1,1,1,1 → x ∈ [0.125, 0.625], y ∈ [-0.125, 0.375]

@@ -1,4 +1,4 @@
-// aisrv Hailo-8 driver layer — an open Hailo-8: version and board checks, then MD5-framed firmware controls.
+// aisrv hailo8/driver — an open Hailo-8: version and board checks, then MD5-framed firmware controls.
 #include "aisrv/engine/hailo8/driver/device.hpp"
 
 #include <cerrno>
@@ -34,7 +34,9 @@ Result<HailoDevice> HailoDevice::open(const std::string& path, DriverOpener& ope
 
   DriverInfo info{};
   if (int err = dev.file_->ioctl(kIoctlsCurrent.query_driver_info, &info)) {
-    return make_error(Errc::io_error, "{}: QUERY_DRIVER_INFO failed: {}", path, ioctl_error_text(err));
+    // ENOTTY: the node does not speak any ioctl ABI we implement (hailo_pci before 4.18 numbers them differently).
+    return make_error(err == ENOTTY ? Errc::incompatible : Errc::io_error, "{}: QUERY_DRIVER_INFO failed: {}", path,
+                      ioctl_error_text(err));
   }
   dev.version_ = DriverVersion{info.major_version, info.minor_version, info.revision_version};
   auto abi = select_abi(dev.version_);
@@ -49,11 +51,11 @@ Result<HailoDevice> HailoDevice::open(const std::string& path, DriverOpener& ope
   dev.props_ = DevicePropertiesInfo{props.desc_max_page_size, props.board_type, props.allocation_mode,
                                     props.dma_type,           props.dma_engines_count, props.is_fw_loaded != 0};
   if (dev.props_.board_type != static_cast<uint32_t>(BoardType::hailo8)) {
-    return make_error(Errc::incompatible, "{}: board type {} is not a Hailo-8 (board type 0)", path,
+    return make_error(Errc::not_supported, "{}: board type {} is not a Hailo-8 (board type 0)", path,
                       dev.props_.board_type);
   }
   if (dev.props_.dma_type != static_cast<uint32_t>(DmaType::pcie)) {
-    return make_error(Errc::incompatible, "{}: DMA type {} is not PCIe (0)", path, dev.props_.dma_type);
+    return make_error(Errc::not_supported, "{}: DMA type {} is not PCIe (0)", path, dev.props_.dma_type);
   }
   return dev;
 }

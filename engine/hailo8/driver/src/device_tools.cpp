@@ -1,4 +1,4 @@
-// aisrv Hailo-8 driver layer — scan / identify tools and their text output (modelled on `hailortcli scan` and
+// aisrv hailo8/driver — scan / identify tools and their text output (modelled on `hailortcli scan` and
 // `hailortcli fw-control identify`).
 #include "aisrv/engine/hailo8/driver/device_tools.hpp"
 
@@ -23,14 +23,8 @@ bool all_zero(const std::vector<uint8_t>& v) {
 Result<std::vector<ScanEntry>> scan(DriverOpener& opener, const DiscoveryPaths& paths) {
   const auto found = AISRV_TRY(discover(paths));
   std::vector<ScanEntry> entries;
-  std::string others;
   for (const auto& d : found) {
-    if (!d.maybe_hailo8()) {
-      others += fmt::format("{}{} (accelerator type {}, PCI id {})", others.empty() ? "" : ", ", d.name,
-                            d.accelerator_type ? std::to_string(*d.accelerator_type) : "?",
-                            d.device_id.value_or("?"));
-      continue;
-    }
+    if (!d.maybe_hailo8()) continue;
     ScanEntry e;
     e.device = d;
     if (!d.node_exists) {
@@ -47,11 +41,7 @@ Result<std::vector<ScanEntry>> scan(DriverOpener& opener, const DiscoveryPaths& 
     }
     entries.push_back(std::move(e));
   }
-  if (entries.empty()) {
-    std::string msg = no_device_message(paths);
-    if (!others.empty()) msg += fmt::format("; other Hailo accelerators present: {}", others);
-    return Error{Errc::not_found, msg};
-  }
+  if (entries.empty()) return Error{Errc::not_found, no_hailo8_message(found, paths)};
   return entries;
 }
 
@@ -68,7 +58,7 @@ Result<IdentifyReport> identify(DriverOpener& opener, const std::optional<std::s
         break;
       }
     }
-    if (path.empty()) return Error{Errc::not_found, no_device_message(paths)};
+    if (path.empty()) return Error{Errc::not_found, no_hailo8_message(found, paths)};
   }
   auto dev = HailoDevice::open(path, opener);
   if (!dev) {

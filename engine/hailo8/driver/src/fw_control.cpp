@@ -1,4 +1,4 @@
-// aisrv Hailo-8 driver layer — firmware control framing: request building, response validation, and the per-opcode
+// aisrv hailo8/driver — firmware control framing: request building, response validation, and the per-opcode
 // table (name, serving CPU, critical flag) in CONTROL_PROTOCOL__OPCODE_t order.
 #include "aisrv/engine/hailo8/driver/fw_control.hpp"
 

@@ -1,6 +1,6 @@
-// aisrv hailo8/hef — HEF container header, size rules and integrity (MD5 via OpenSSL through hailo8/common, CRC-32
-// via zlib, XXH3-64 via libxxhash). Every number comes from the file and is treated as hostile: sums are overflow-checked and every
-// mismatch is reported with both values.
+// aisrv hailo8/hef — HEF container header, size rules and integrity (MD5 via OpenSSL through hailo8/common, CRC-32 via
+// zlib, XXH3-64 via libxxhash). Every number comes from the file and is treated as hostile: sums are overflow-checked
+// and every mismatch is reported with both values.
 #include "aisrv/engine/hailo8/hef/container.hpp"
 
 #include <algorithm>

@@ -68,6 +68,11 @@ std::string_view device_arch_name(DeviceArch arch) {
   return "UNKNOWN ARCHITECTURE";
 }
 
+std::optional<DeviceArch> device_arch_from_code(uint32_t code) {
+  if (code > static_cast<uint32_t>(DeviceArch::mars)) return std::nullopt;
+  return static_cast<DeviceArch>(code);
+}
+
 bool runs_on_hailo8(HwArch arch) {
   return arch == HwArch::hailo8p || arch == HwArch::hailo8r || arch == HwArch::hailo8l;
 }

@@ -1,4 +1,4 @@
-// aisrv Hailo-8 host transforms — host ↔ device frame layouts (see layout.hpp for the index formulas). One
+// aisrv hailo8/transform — host ↔ device frame layouts (see layout.hpp for the index formulas). One
 // traversal per direction, parameterised by where a host row comes from (a host buffer or a freshly quantized
 // scratch row) and where a device element goes (a host buffer or a de-quantized float), so the plain and fused
 // paths share the same, tested index arithmetic.
@@ -84,13 +84,13 @@ Result<Geometry> make_geometry(FormatOrder order, const Shape& s, const Shape& h
                       hef::format_type_name(type));
   }
   if (s.height == 0 || s.width == 0 || s.features == 0) {
-    return make_error(Errc::invalid_argument, "{} frame shape {}x{}x{} has a zero dimension", hef::format_order_name(order),
-                      s.height, s.width, s.features);
+    return make_error(Errc::invalid_argument, "{} frame shape {}x{}x{} has a zero dimension",
+                      hef::format_order_name(order), s.height, s.width, s.features);
   }
   if (hw.height < s.height || hw.width < s.width || hw.features < s.features) {
     return make_error(Errc::invalid_argument,
-                      "{} hardware shape {}x{}x{} is smaller than the frame shape {}x{}x{}", hef::format_order_name(order),
-                      hw.height, hw.width, hw.features, s.height, s.width, s.features);
+                      "{} hardware shape {}x{}x{} is smaller than the frame shape {}x{}x{}",
+                      hef::format_order_name(order), hw.height, hw.width, hw.features, s.height, s.width, s.features);
   }
   if (order == FormatOrder::f8cr && hw.features % 8 != 0) {
     return make_error(Errc::invalid_argument, "F8CR hardware features {} is not a multiple of 8", hw.features);

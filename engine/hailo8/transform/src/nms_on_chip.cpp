@@ -1,4 +1,4 @@
-// aisrv Hailo-8 host transforms — on-chip NMS: device word stream → hardware frame → HAILO_NMS_BY_CLASS float32.
+// aisrv hailo8/transform — on-chip NMS: device word stream → hardware frame → HAILO_NMS_BY_CLASS float32.
 // Every count and offset read from the device is checked against the frame bounds and max_bboxes_per_class (HailoRT
 // only asserts these in debug builds).
 #include "aisrv/engine/hailo8/transform/nms_on_chip.hpp"
@@ -53,8 +53,9 @@ Result<size_t> nms_hw_frame_bytes(const NmsInfo& s) {
   const uint64_t class_chunks = uint64_t{n.chunks_per_frame} * n.number_of_classes;
   const uint64_t total = per_class > kMaxFrameBytes || class_chunks > kMaxFrameBytes ? 0 : n.hw_frame_size();
   if (total == 0 || total > kMaxFrameBytes) {
-    return make_error(Errc::invalid_argument, "NMS hardware frame for {} chunks x {} classes x {} bboxes exceeds {} bytes",
-                      n.chunks_per_frame, n.number_of_classes, n.max_bboxes_per_class, kMaxFrameBytes);
+    return make_error(Errc::invalid_argument,
+                      "NMS hardware frame for {} chunks x {} classes x {} bboxes exceeds {} bytes", n.chunks_per_frame,
+                      n.number_of_classes, n.max_bboxes_per_class, kMaxFrameBytes);
   }
   return static_cast<size_t>(total);
 }

@@ -1,7 +1,8 @@
-// aisrv Hailo-8 host transforms — quantize / de-quantize kernels. The quantize kernel is written with SSE2 (x86-64,
-// plus an AVX2 variant picked at run time) or NEON (aarch64) intrinsics because it runs on every input frame; a scalar
-// loop with identical results covers other targets and the tails. Every path computes exactly HailoRT's float expression (clip, true division by scale, add zero
-// point, round half to even) — no reciprocal multiplication, which would change results near .5 ties.
+// aisrv hailo8/transform — quantize / de-quantize kernels. The quantize kernel is written with SSE2 (x86-64, plus an
+// AVX2 variant picked at run time) or NEON (aarch64) intrinsics because it runs on every input frame; a scalar loop
+// with identical results covers other targets and the tails. Every path computes exactly HailoRT's float expression
+// (clip, true division by scale, add zero point, round half to even) — no reciprocal multiplication, which would change
+// results near .5 ties.
 #include "aisrv/engine/hailo8/transform/quantize.hpp"
 
 #include <cfenv>
@@ -217,7 +218,9 @@ Status validate(const QuantInfo& qp) {
     return make_error(Errc::invalid_argument, "quantization scale {} is not usable (must be finite and non-zero)",
                       qp.scale);
   }
-  if (!std::isfinite(qp.zero_point)) return make_error(Errc::invalid_argument, "quantization zero point {} is not finite", qp.zero_point);
+  if (!std::isfinite(qp.zero_point)) {
+    return make_error(Errc::invalid_argument, "quantization zero point {} is not finite", qp.zero_point);
+  }
   if (std::isnan(qp.limit_min) || std::isnan(qp.limit_max) || qp.limit_min > qp.limit_max) {
     return make_error(Errc::invalid_argument, "quantization limits [{}, {}] are not an interval", qp.limit_min,
                       qp.limit_max);

@@ -1,4 +1,4 @@
-// aisrv Hailo-8 host transforms — YOLOv8 post-process: threshold scan over the class outputs, DFL box decoding for
+// aisrv hailo8/transform — YOLOv8 post-process: threshold scan over the class outputs, DFL box decoding for
 // the anchors that have a candidate (once per anchor), per-class greedy NMS, HAILO_NMS_BY_CLASS output.
 // The score threshold is turned into a range of quantized values once per model (the de-quantization is monotonic
 // in q), so the scan compares raw bytes and touches each class row with a max-reduction before looking closer.
@@ -136,15 +136,17 @@ Result<Yolov8Nms> Yolov8Nms::create(Yolov8NmsConfig c) {
 }
 
 size_t Yolov8Nms::output_floats() const {
-  return size_t{config_.classes} * (1 + 5 * size_t{config_.max_boxes_per_class});
+  return static_cast<size_t>(hef::nms_by_class_floats(config_.classes, config_.max_boxes_per_class));
 }
 
 size_t Yolov8Nms::reg_bytes(size_t i) const {
-  return static_cast<size_t>(frame_elements(config_.branches.at(i).reg_padded)) * hef::format_type_bytes(config_.type);
+  if (i >= config_.branches.size()) return 0;
+  return static_cast<size_t>(frame_elements(config_.branches[i].reg_padded)) * hef::format_type_bytes(config_.type);
 }
 
 size_t Yolov8Nms::cls_bytes(size_t i) const {
-  return static_cast<size_t>(frame_elements(config_.branches.at(i).cls_padded)) * hef::format_type_bytes(config_.type);
+  if (i >= config_.branches.size()) return 0;
+  return static_cast<size_t>(frame_elements(config_.branches[i].cls_padded)) * hef::format_type_bytes(config_.type);
 }
 
 template <typename Q>

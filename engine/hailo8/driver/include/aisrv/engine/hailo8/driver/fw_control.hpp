@@ -1,4 +1,4 @@
-// aisrv Hailo-8 driver layer — the firmware control protocol carried by the HAILO_FW_CONTROL ioctl (facts §3.1;
+// aisrv hailo8/driver — the firmware control protocol carried by the HAILO_FW_CONTROL ioctl (facts §3.1;
 // HailoRT common/include/control_protocol.h and control_protocol.cpp v4.23):
 //   request  = header {version = 2, flags = 0, sequence, opcode} (4 × u32 big-endian)
 //              + parameter_count (u32 BE) + parameters {u32 BE length, bytes}; at most 1500 bytes

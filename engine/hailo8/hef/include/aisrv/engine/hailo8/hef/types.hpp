@@ -36,10 +36,22 @@ enum class HwArch : uint32_t {
 bool is_known_hw_arch(uint32_t value);
 std::string_view hw_arch_name(HwArch arch);  // "HAILO8P", "HAILO8L", ...
 
-// The device family a HEF architecture maps to (what parse-hef prints).
-enum class DeviceArch { hailo8_a0, hailo8, hailo8l, hailo15h, hailo15l, hailo15m, hailo10h, mars };
+// The device family a HEF architecture maps to (what parse-hef prints). The values are hailo_device_architecture_t,
+// the codes the firmware's IDENTIFY reports, so the driver layer names them with the same function.
+enum class DeviceArch : uint32_t {
+  hailo8_a0 = 0,
+  hailo8 = 1,
+  hailo8l = 2,
+  hailo15h = 3,
+  hailo15l = 4,
+  hailo15m = 5,
+  hailo10h = 6,
+  mars = 7,
+};
 DeviceArch device_arch_of(HwArch arch);
-std::string_view device_arch_name(DeviceArch arch);  // "HAILO8", "HAILO8L", ...
+std::string_view device_arch_name(DeviceArch arch);  // "HAILO8", "HAILO8L", ...; "UNKNOWN ARCHITECTURE" otherwise
+// A device architecture code (IDENTIFY) as DeviceArch; nullopt for codes this model does not know.
+std::optional<DeviceArch> device_arch_from_code(uint32_t code);
 // Whether a Hailo-8 device accepts a HEF compiled for `arch` (HailoRT: HAILO8P, HAILO8R and HAILO8L do).
 bool runs_on_hailo8(HwArch arch);
 

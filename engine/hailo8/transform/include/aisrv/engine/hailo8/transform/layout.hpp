@@ -1,4 +1,4 @@
-// aisrv Hailo-8 host transforms — host ↔ hardware frame layouts for uint8/uint16 streams (HailoRT transform.cpp
+// aisrv hailo8/transform — host ↔ hardware frame layouts for uint8/uint16 streams (HailoRT transform.cpp
 // v4.23, facts §4.2). The host frame is the dense [height][width][features] array; the device frame uses the
 // stream's hardware order and its padded shape `hw` from the HEF (padded_height/width/features) and is rounded up
 // to whole 8-byte words. Element index of host (r, c, f) in the device frame:

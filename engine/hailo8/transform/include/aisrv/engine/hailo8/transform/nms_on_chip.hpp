@@ -1,4 +1,4 @@
-// aisrv Hailo-8 host transforms — on-chip NMS outputs (facts §4.3; HailoRT nms_stream.cpp, transform.cpp,
+// aisrv hailo8/transform — on-chip NMS outputs (facts §4.3; HailoRT nms_stream.cpp, transform.cpp,
 // quantization.hpp v4.23). Two steps, as in HailoRT:
 //  1. wire → hardware frame: the device streams 64-bit words, one bbox per word, each class terminated by the
 //     delimiter 0xFFFFFFFFFFFFFFFF. In burst mode (H8_PER_CLASS) the words come in bursts of burst_size words and the

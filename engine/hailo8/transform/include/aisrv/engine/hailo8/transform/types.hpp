@@ -1,4 +1,4 @@
-// aisrv Hailo-8 host transforms — the vocabulary of the transforms. Shapes, format orders, element types,
+// aisrv hailo8/transform — the vocabulary of the transforms. Shapes, format orders, element types,
 // quantization parameters and on-chip NMS parameters are the HEF metadata model's own (hef/types.hpp), so what the
 // HEF reader produces feeds the transforms unchanged; this header adds the limit every transform checks sizes
 // against and the list of device orders the layout transforms handle.

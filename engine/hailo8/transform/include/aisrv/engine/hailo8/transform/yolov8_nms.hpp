@@ -1,4 +1,4 @@
-// aisrv Hailo-8 host transforms — the YOLOv8 host post-process op (HailoRT net_flow YOLOV8PostProcessOp, v4.23):
+// aisrv hailo8/transform — the YOLOv8 host post-process op (HailoRT net_flow YOLOV8PostProcessOp, v4.23):
 // box decoding from the DFL regression outputs and per-class non-maximum suppression, producing the
 // HAILO_NMS_BY_CLASS float32 frame. It reads the raw device buffers of the core outputs (NHCW, padded shapes), as
 // HailoRT does. For each branch (stride s, grid H×W) and each cell (row, col) and class k:
@@ -56,7 +56,8 @@ class Yolov8Nms {
   const Yolov8NmsConfig& config() const { return config_; }
   // Floats in the output frame: classes · (1 + 5 · max_boxes_per_class).
   size_t output_floats() const;
-  // Bytes each branch's buffer must have (the padded NHCW frame; its 8-byte-aligned device size is accepted too).
+  // Bytes each branch's buffer must have (the padded NHCW frame; its 8-byte-aligned device size is accepted too);
+  // 0 for a branch index out of range.
   size_t reg_bytes(size_t branch) const;
   size_t cls_bytes(size_t branch) const;
 
