@@ -8,6 +8,7 @@
 
 #include "aisrv/build_info.hpp"
 #include "aisrv/engine/builtin.hpp"
+#include "aisrv/flash/open.hpp"
 #include "aisrv/protocol/endpoint.hpp"
 #include "aisrv/protocol/limits.h"
 #include "daemon_config.hpp"
@@ -15,7 +16,7 @@
 
 namespace {
 
-constexpr int kExitUsage = 2;
+using aisrv::daemon::kExitUsage;
 
 std::string engine_help(const aisrv::engine::BackendRegistry& registry) {
   std::string s = "Engine N runs KIND with options, e.g. 0=cpu or 0=cpu:kernels=ref,arena=4M (repeatable; engines "
@@ -37,6 +38,12 @@ int main(int argc, char** argv) {
   std::string log_level = "info";
   std::string max_payload_text = std::to_string(AISRV_MAX_PAYLOAD);
   size_t io_threads = 1;
+  std::string flash_spec, flash_size_text = "16M", flash_block_text;
+  unsigned flash_clients = AISRV_MAX_ENGINES;
+  std::vector<uint32_t> boot;
+  std::vector<std::string> spi_args;
+  unsigned spi_frame = AISRV_SPI_DEFAULT_FRAME, spi_mode = 0, spi_timeout_ms = 5000;
+  bool spi_fixed = false;
 
   CLI::App app{"aisrvd — the aisrv AI server: serves the aisrv protocol (docs/protocol.md) on sockets, USB and SPI "
                "to inference engines",
@@ -47,6 +54,17 @@ int main(int argc, char** argv) {
   app.add_option("-l,--listen", listen_args,
                  "Listen on unix:PATH (mode 0660), tcp:PORT (loopback) or tcp:HOST:PORT (repeatable; default " +
                      protocol::default_socket_target() + ")");
+  app.add_option("--spi", spi_args,
+                 "Serve the SPI link protocol as slave on sim:PATH (simulated wire over a Unix socket) or "
+                 "/dev/spidevB.C (spidev on a controller in slave mode; docs/transport-spi.md) (repeatable)");
+  app.add_option("--spi-frame", spi_frame, "Largest SPI transaction in bytes (default 4092)")
+      ->check(CLI::Range(AISRV_SPI_MIN_FRAME, AISRV_SPI_MAX_FRAME));
+  app.add_flag("--spi-fixed", spi_fixed,
+               "Every SPI transaction is exactly --spi-frame bytes (controllers that need the length in advance)");
+  app.add_option("--spi-mode", spi_mode, "SPI mode 0..3 (spidev)")->check(CLI::Range(0u, 3u));
+  app.add_option("--spi-timeout", spi_timeout_ms,
+                 "Milliseconds after which an incomplete SPI transfer is discarded (default 5000)")
+      ->check(CLI::Range(1u, 3600000u));
   app.add_option("-e,--engine", engine_args, engine_help(registry));
   app.add_option("--chain", chain_args,
                  "FROM:TO feeds engine FROM's outputs into engine TO's inputs and runs TO after each successful "
@@ -59,6 +77,15 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   app.add_option("--max-payload", max_payload_text, "Largest request payload accepted (e.g. 16M; at most 64M)");
   app.add_option("--io-threads", io_threads, "Socket event-loop threads")->check(CLI::Range(1, 64));
+  app.add_option("--flash", flash_spec,
+                 "Model store: an image file (created and formatted when missing or blank) or mtd:/dev/mtdN (formatted "
+                 "only when erased); engine N's stored model is client N (docs/flash-format.md)");
+  app.add_option("--flash-size", flash_size_text, "Size of a new flash image (default 16M)");
+  app.add_option("--flash-erase-block", flash_block_text,
+                 "Erase-block size of a new image (default 64K) or of an existing one (default: from its superblock)");
+  app.add_option("--flash-clients", flash_clients, "Clients (engine numbers) of a newly formatted store")
+      ->check(CLI::Range(1u, 64u));
+  app.add_option("--boot", boot, "Engine N loads its stored model from flash at start (repeatable)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -93,11 +120,49 @@ int main(int argc, char** argv) {
     backends.push_back(std::move(b).value());
   }
 
+  // The model store lives as long as the server that uses it.
+  flash::OpenedStore store;
+  if (!flash_spec.empty()) {
+    flash::OpenOptions fo;
+    fo.create = true;
+    fo.format_blank = true;
+    fo.format.clients = flash_clients;
+    auto size = flash::parse_size(flash_size_text);
+    if (!size) return fail(kExitUsage, make_error(Errc::invalid_argument, "--flash-size: {}", size.error().message));
+    fo.create_geometry.size = *size;
+    if (!flash_block_text.empty()) {
+      auto eb = flash::parse_size(flash_block_text);
+      if (!eb || *eb > UINT32_MAX)
+        return fail(kExitUsage, make_error(Errc::invalid_argument, "--flash-erase-block '{}' is not a size",
+                                           flash_block_text));
+      fo.create_geometry.erase_block = static_cast<uint32_t>(*eb);
+      fo.erase_block = static_cast<uint32_t>(*eb);
+    }
+    auto opened = flash::open_store(flash_spec, fo);
+    if (!opened)
+      return fail(opened.error().code == Errc::invalid_argument ? kExitUsage : aisrv::daemon::kExitStartup,
+                  make_error(opened.error().code, "--flash {}: {}", flash_spec, opened.error().message));
+    store = std::move(*opened);
+    logger->info("model store: {} ({}), {} clients{}", store.device->name(),
+                 flash::describe(store.device->geometry()), store.store->clients(),
+                 store.created ? ", new image" : store.formatted ? ", formatted (was blank)" : "");
+    for (const auto& note : store.store->notes()) logger->warn("model store: {}", note);
+  } else if (!boot.empty()) {
+    return fail(kExitUsage, make_error(Errc::invalid_argument, "--boot needs --flash PATH"));
+  }
+
   daemon::ServeOptions serve;
+  serve.store = store.store.get();
+  serve.boot = boot;
   serve.listen = listen_args;
   serve.chains = *chains;
   serve.max_payload = static_cast<uint32_t>(*max_payload);
   serve.io_threads = io_threads;
+  serve.spi = spi_args;
+  serve.spi_frame = static_cast<uint16_t>(spi_frame);
+  serve.spi_fixed = spi_fixed;
+  serve.spi_mode = static_cast<uint8_t>(spi_mode);
+  serve.spi_timeout_ms = spi_timeout_ms;
   serve.sensors = *sensors;
   serve.stream_fps = stream_fps;
   return daemon::serve(serve, std::move(backends), logger);

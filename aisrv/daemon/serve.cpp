@@ -8,6 +8,7 @@
 
 #include "aisrv/build_info.hpp"
 #include "aisrv/phy/socket_server.hpp"
+#include "aisrv/phy/spi_server.hpp"
 #include "aisrv/protocol/endpoint.hpp"
 #include "aisrv/frame_source.hpp"
 #include "aisrv/server.hpp"
@@ -36,11 +37,12 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
   so.max_payload = options.max_payload;
   so.chains = options.chains;
   so.logger = logger;
+  so.store = options.store;
   for (const auto& [engine, path] : options.sensors) {
     auto source = server::open_raw_frame_source(path);
     if (!source) {
       logger->error("--sensor {}={}: {}", engine, path, source.error().message);
-      return 1;
+      return kExitUsage;
     }
     so.sensors.emplace_back(engine, server::SensorConfig{std::move(source).value(),
                                                          std::chrono::milliseconds(1000 / options.stream_fps)});
@@ -49,7 +51,47 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
   auto server = server::Server::create(std::move(so), std::move(backends));
   if (!server) {
     logger->error("{}", server.error().message);
-    return 1;
+    return kExitUsage;
+  }
+  // --boot: engines load their stored model as SET_MODEL_SECONDARY_FLASH would; a failure is logged (the engine's
+  // debug log says why) and the engine serves without a model, so a host can repair it over the protocol.
+  for (uint32_t n : options.boot) {
+    if (n >= (*server)->engine_count()) {
+      logger->error("--boot {}: engine {} does not exist (engines 0..{})", n, n, (*server)->engine_count() - 1);
+      return kExitUsage;
+    }
+    if (!options.store) {
+      logger->error("--boot {} needs a model store (--flash PATH)", n);
+      return kExitUsage;
+    }
+    protocol::Request req{protocol::Header{static_cast<uint32_t>(protocol::Command::SET_MODEL_SECONDARY_FLASH), n, 0},
+                          {}};
+    protocol::Response resp;
+    (*server)->handle(req, resp);
+    if (resp.status == AISRV_STATUS_OKAY) logger->info("engine {}: booted its stored model from flash", n);
+    else logger->error("engine {}: boot from flash failed ({})", n, protocol::status_names(resp.status));
+  }
+
+  // SPI ports first: their sockets/devices exist before the server announces itself on a socket.
+  std::vector<std::unique_ptr<phy::spi::SpiServer>> spi_servers;
+  for (const auto& target : options.spi) {
+    phy::spi::SpiPortOptions po;
+    po.frame = options.spi_frame;
+    po.fixed = options.spi_fixed;
+    po.mode = options.spi_mode;
+    auto port = phy::spi::open_slave_port(target, po);
+    if (!port) {
+      logger->error("--spi {}", port.error().message);
+      return port.error().code == Errc::invalid_argument ? kExitUsage : kExitStartup;
+    }
+    phy::spi::SpiServerOptions so_spi;
+    so_spi.link.max_frame = options.spi_frame;
+    so_spi.link.fixed = options.spi_fixed;
+    so_spi.link.transfer_timeout = std::chrono::milliseconds(options.spi_timeout_ms);
+    so_spi.logger = logger;
+    auto spi = std::make_unique<phy::spi::SpiServer>(**server, std::move(port).value(), so_spi);
+    logger->info("SPI slave on {}", spi->describe());
+    spi_servers.push_back(std::move(spi));
   }
 
   phy::SocketServerOptions sockopts;
@@ -62,16 +104,17 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
     auto ep = protocol::parse_socket_endpoint(l);
     if (!ep) {
       logger->error("--listen {}", ep.error().message);
-      return 1;
+      return kExitUsage;
     }
     auto bound = sockets.listen(*ep);
     if (!bound) {
       logger->error("{}", bound.error().message);
-      return 1;
+      return bound.error().code == Errc::invalid_argument ? kExitUsage : kExitStartup;
     }
     logger->info("listening on {}", bound->to_string());
   }
   sockets.start();
+  for (auto& spi : spi_servers) spi->start();
   logger->info("aisrvd {} ready ({} engine{})", AISRV_VERSION_STRING, (*server)->engine_count(),
                (*server)->engine_count() == 1 ? "" : "s");
 
@@ -79,6 +122,7 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
   int sig = 0;
   sigwait(&s, &sig);
   logger->info("{} received, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  for (auto& spi : spi_servers) spi->stop();
   sockets.stop();
   logger->info("stopped");
   return 0;

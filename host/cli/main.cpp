@@ -14,8 +14,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();
   app.add_option("-c,--connect", ctx.options.connect,
-                 "Server to talk to: unix:PATH, tcp:HOST:PORT or tcp:PORT (default: $AISRV_CONNECT, else the default "
-                 "socket of aisrvd)");
+                 "Server to talk to: unix:PATH, tcp:HOST:PORT, tcp:PORT, spi:/dev/spidevB.C[:HZ] (spidev as SPI "
+                 "master) or spi-sim:PATH (default: $AISRV_CONNECT, else the default socket of aisrvd)");
   app.add_option("-e,--engine", ctx.options.engine, "Engine number")->check(CLI::Range(0u, 0xFFFFFFFEu));
   app.add_flag("--json", ctx.options.json, "Machine-readable output (one JSON object)");
   app.add_option("--timeout", ctx.options.timeout_ms, "Per-command timeout in milliseconds")
@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
   add_inference_commands(app, ctx);
   add_hailo_commands(app, ctx);
   add_hef_commands(app, ctx);
+  add_flash_commands(app, ctx);
+  add_flash_image_commands(app, ctx);
 
   try {
     app.parse(argc, argv);

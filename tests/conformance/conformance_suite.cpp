@@ -1,7 +1,8 @@
 // aisrv conformance suite — every command and every error case, through the client library, independent of the
 // transport. Each transport re-runs it unchanged:
 //   AISRV_CONF_CONNECT   target to test (unix:…, tcp:…, usb…, spi-sim:…); when unset the suite starts the test
-//                        server itself, on a Unix socket or on TCP when AISRV_CONF_TRANSPORT=tcp
+//                        server itself, on a Unix socket, on TCP when AISRV_CONF_TRANSPORT=tcp, or on the simulated
+//                        SPI wire (aisrv_test_server --spi sim:PATH, connect spi-sim:PATH) when =spi-sim
 //   AISRV_CONF_MODEL     model file for engine 0 (default: a test-double model, which needs the test server)
 //   AISRV_CONF_INPUT     raw input tensor 0 for that model;  AISRV_CONF_EXPECTED  expected output tensor 0 bytes
 #include <doctest/doctest.h>
@@ -41,11 +42,15 @@ Target& target() {
       t.dir = std::make_unique<test::TempDir>();
       const std::string sock = t.dir->file("conf.sock");
       const bool tcp = env("AISRV_CONF_TRANSPORT") == "tcp";
+      const bool spi_sim = env("AISRV_CONF_TRANSPORT") == "spi-sim";
+      const std::string spi_sock = t.dir->file("spi.sock");
       std::vector<std::string> args{AISRV_TEST_SERVER, "--listen", "unix:" + sock, "--engines", "2"};
       if (tcp) args.insert(args.end(), {"--listen", "tcp:0"});
+      if (spi_sim) args.insert(args.end(), {"--spi", "sim:" + spi_sock});
       t.server = std::make_unique<test::ServerProcess>(args, sock);
       t.connect = "unix:" + sock;
       if (tcp) t.connect = t.server->wait_log("listening on (tcp:[0-9.]+:[0-9]+)");
+      if (spi_sim) t.connect = "spi-sim:" + spi_sock;
     }
     if (const auto model = env("AISRV_CONF_MODEL"); !model.empty()) {
       t.model = test::read_file(model);

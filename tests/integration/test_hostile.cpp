@@ -66,7 +66,7 @@ int64_t read_response(int fd) {
 }
 
 void storm(const std::string& sock, unsigned seed) {
-  std::mt19937 rng(seed);
+  std::mt19937 rng(seed);  // 32-bit results: every draw fits a u32 field
   // 1. random bytes, random lengths, then hang up
   for (int i = 0; i < 60; ++i) {
     const int fd = connect_unix(sock);
@@ -101,7 +101,8 @@ void storm(const std::string& sock, unsigned seed) {
     for (int i = 0; i < 200; ++i) {
       std::vector<uint8_t> payload(rng() % 64);
       for (auto& b : payload) b = static_cast<uint8_t>(rng());
-      Header h{static_cast<uint32_t>(rng() % 3 ? rng() % 256 : rng()), rng() % 4, rng() % 3 ? rng() % 4 : rng()};
+      Header h{static_cast<uint32_t>(rng() % 3 ? rng() % 256 : rng()), static_cast<uint32_t>(rng() % 4),
+               static_cast<uint32_t>(rng() % 3 ? rng() % 4 : rng())};
       if (h.cmd == 0xA1 || h.cmd == 0x84) h.engine = 0;  // keep it quick
       const auto frame = stream::encode_request(h, payload);
       REQUIRE(send_all(fd, frame.data(), frame.size()));

@@ -2,6 +2,7 @@
 //
 // Its "model" is a small binary description, so tests can make models of any shape:
 //   "AIST" | u8 inputs | u8 outputs | u16 layers | u32 delay_us per layer | u32 size per input | u32 size per output
+//   [| u32 padding length | padding bytes]   (optional: makes a model of any size, e.g. for chunked uploads)
 // invoke() computes output j byte k = input0[k % size0] + j + 1 (mod 256), so data flow is checkable; an input whose
 // first byte is 0xEE makes invoke fail ("poisoned input"); each layer sleeps delay_us and checks for cancel.
 // It also asserts that it is never called concurrently (the interpreter must serialise calls per engine).
@@ -25,6 +26,7 @@ struct TestModelSpec {
   std::vector<uint32_t> outputs{4};
   uint16_t layers = 3;
   uint32_t delay_us = 0;
+  uint32_t padding = 0;  // extra bytes at the end of the model (0: none)
 };
 
 inline std::vector<uint8_t> make_test_model(const TestModelSpec& s) {
@@ -36,6 +38,10 @@ inline std::vector<uint8_t> make_test_model(const TestModelSpec& s) {
   w.u32(s.delay_us);
   for (auto v : s.inputs) w.u32(v);
   for (auto v : s.outputs) w.u32(v);
+  if (s.padding) {
+    w.u32(s.padding);
+    for (uint32_t i = 0; i < s.padding; ++i) w.u8(static_cast<uint8_t>(i * 31 + 7));
+  }
   return m;
 }
 
@@ -66,6 +72,7 @@ class TestBackend final : public engine::InferenceBackend {
     info.layer_count = layers_;
     for (uint8_t i = 0; i < ni; ++i) info.inputs.push_back(desc("in" + std::to_string(i), r.u32("input size")));
     for (uint8_t i = 0; i < no; ++i) info.outputs.push_back(desc("out" + std::to_string(i), r.u32("output size")));
+    if (!r.failed() && r.remaining() > 0) (void)r.bytes(r.u32("padding length"), "padding");
     if (auto st = r.status(); !st) return make_error(Errc::model_error, "test model: {}", st.error().message);
     for (auto& t : info.inputs) {
       if (t.bytes > (64u << 20)) return make_error(Errc::model_error, "test model: tensor too large");

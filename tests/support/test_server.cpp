@@ -1,10 +1,13 @@
 // aisrv tests — a server process for integration tests: serves exactly like aisrvd (daemon/serve.cpp) but with the
 // test-double backend on every engine, so transports, CLI and client can be tested without a real engine.
 //   aisrv_test_server --listen unix:/tmp/x.sock [--listen tcp:0] [--engines 2] [--chain 0:1]
+//                     [--flash IMAGE [--boot N]...]   (model store as aisrvd --flash; small new images: 4M, 64K blocks)
+//                     [--spi sim:/tmp/spi.sock [--spi-frame N] [--spi-fixed] [--spi-timeout MS]]
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "aisrv/flash/open.hpp"
 #include "daemon_config.hpp"
 #include "serve.hpp"
 #include "test_backend.hpp"
@@ -14,11 +17,22 @@ int main(int argc, char** argv) {
   std::vector<std::string> listen, chain_args;
   unsigned engines = 2;
   std::string max_payload = std::to_string(AISRV_MAX_PAYLOAD);
+  std::vector<std::string> spi;
+  unsigned spi_frame = AISRV_SPI_DEFAULT_FRAME, spi_timeout_ms = 5000;
+  bool spi_fixed = false;
   CLI::App app{"aisrv test server (test-double backends)"};
   app.add_option("-l,--listen", listen)->required();
   app.add_option("--engines", engines)->check(CLI::Range(1u, AISRV_MAX_ENGINES));
   app.add_option("--chain", chain_args);
   app.add_option("--max-payload", max_payload);
+  std::string flash_spec;
+  std::vector<uint32_t> boot;
+  app.add_option("--flash", flash_spec);
+  app.add_option("--boot", boot);
+  app.add_option("--spi", spi);
+  app.add_option("--spi-frame", spi_frame)->check(CLI::Range(AISRV_SPI_MIN_FRAME, AISRV_SPI_MAX_FRAME));
+  app.add_flag("--spi-fixed", spi_fixed);
+  app.add_option("--spi-timeout", spi_timeout_ms)->check(CLI::Range(1u, 3600000u));
   CLI11_PARSE(app, argc, argv);
 
   daemon::block_termination_signals();
@@ -33,5 +47,25 @@ int main(int argc, char** argv) {
   options.listen = listen;
   options.chains = *chains;
   options.max_payload = static_cast<uint32_t>(*limit);
+  flash::OpenedStore store;
+  if (!flash_spec.empty()) {
+    flash::OpenOptions fo;
+    fo.create = true;
+    fo.format_blank = true;
+    fo.create_geometry = {4u << 20, 64u << 10, 1};
+    fo.format.clients = engines;
+    auto opened = flash::open_store(flash_spec, fo);
+    if (!opened) {
+      logger->error("--flash {}: {}", flash_spec, opened.error().message);
+      return 1;
+    }
+    store = std::move(*opened);
+  }
+  options.store = store.store.get();
+  options.boot = boot;
+  options.spi = spi;
+  options.spi_frame = static_cast<uint16_t>(spi_frame);
+  options.spi_fixed = spi_fixed;
+  options.spi_timeout_ms = spi_timeout_ms;
   return daemon::serve(options, std::move(backends), logger);
 }

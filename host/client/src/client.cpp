@@ -2,6 +2,7 @@
 #include "aisrv/client/client.hpp"
 
 #include "aisrv/client/socket_transport.hpp"
+#include "aisrv/client/spi_transport.hpp"
 #include "aisrv/protocol/endpoint.hpp"
 #include "aisrv/protocol/limits.h"
 
@@ -15,7 +16,13 @@ Result<std::unique_ptr<HostTransport>> open_transport(std::string_view target, c
     auto t = AISRV_TRY(SocketTransport::connect(ep, options));
     return std::unique_ptr<HostTransport>(std::move(t));
   }
-  return make_error(Errc::invalid_argument, "cannot connect to '{}': expected unix:PATH, tcp:HOST:PORT or tcp:PORT",
+  if (target.rfind("spi:", 0) == 0 || target.rfind("spi-sim:", 0) == 0) {
+    auto t = AISRV_TRY(SpiTransport::open(target, options));
+    return std::unique_ptr<HostTransport>(std::move(t));
+  }
+  return make_error(Errc::invalid_argument,
+                    "cannot connect to '{}': expected unix:PATH, tcp:HOST:PORT, tcp:PORT, spi:/dev/spidevB.C[:HZ] or "
+                    "spi-sim:PATH",
                     target);
 }
 

@@ -1,0 +1,135 @@
+// aisrv host — the simulated wire's master end (Boost.Asio, Unix stream socket): a CS window is collected and sent
+// as one transaction {u32 n, n MOSI bytes}; the slave answers n MISO bytes. When no slave is there (not started,
+// restarted, gone) the MISO bytes read as filler, exactly as on an empty bus, and the next window reconnects.
+#include <utility>  // before Asio: its awaitable.hpp uses std::exchange without including it
+
+#include <boost/asio.hpp>
+
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "aisrv/client/spi_master.hpp"
+#include "aisrv/protocol/header.h"
+
+namespace aisrv::client {
+
+namespace asio = boost::asio;
+using UnixProto = asio::local::stream_protocol;
+
+namespace {
+
+class SimMaster final : public SpiMasterLink {
+ public:
+  SimMaster(std::string path, std::chrono::milliseconds reply_timeout)
+      : path_(std::move(path)), reply_timeout_(reply_timeout) {}
+
+  bool try_connect() {
+    if (sock_) return true;
+    UnixProto::socket s(io_);
+    boost::system::error_code ec;
+    s.connect(UnixProto::endpoint(path_), ec);
+    if (ec) return false;
+    sock_.emplace(std::move(s));
+    return true;
+  }
+
+  aisrv_mcu_hal_t hal() override {
+    aisrv_mcu_hal_t h{};
+    h.ctx = this;
+    h.transfer = [](void* ctx, const uint8_t* tx, uint8_t* rx, size_t len) {
+      return static_cast<SimMaster*>(ctx)->collect(tx, rx, len);
+    };
+    h.select = [](void* ctx, int active) { return static_cast<SimMaster*>(ctx)->select(active); };
+    h.delay_us = [](void*, uint32_t us) { std::this_thread::sleep_for(std::chrono::microseconds(us)); };
+    h.now_us = [](void*) {
+      return static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                       std::chrono::steady_clock::now().time_since_epoch())
+                                       .count());
+    };
+    return h;
+  }
+
+  uint16_t max_frame() const override { return AISRV_SPI_MAX_FRAME; }
+  std::string describe() const override { return "spi-sim:" + path_; }
+
+ private:
+  int collect(const uint8_t* tx, uint8_t* rx, size_t len) {
+    const size_t at = out_.size();
+    out_.resize(at + len, static_cast<uint8_t>(AISRV_SPI_FILLER));
+    if (tx) std::memcpy(out_.data() + at, tx, len);
+    pieces_.push_back({rx, len});
+    return 0;
+  }
+
+  int select(int active) {
+    if (active) {
+      out_.assign(4, 0);  // room for the length prefix
+      pieces_.clear();
+      return 0;
+    }
+    const size_t n = out_.size() - 4;
+    aisrv_put_u32(out_.data(), static_cast<uint32_t>(n));
+    in_.assign(n, static_cast<uint8_t>(AISRV_SPI_FILLER));
+    if (n && try_connect() && !exchange()) drop();
+    size_t at = 0;
+    for (const auto& [rx, len] : pieces_) {
+      if (rx) std::memcpy(rx, in_.data() + at, len);
+      at += len;
+    }
+    return 0;
+  }
+
+  // One transaction; false when the slave vanished or did not take it in time (the MISO bytes stay filler).
+  bool exchange() {
+    bool wrote = false, read = false;
+    boost::system::error_code wec, rec;
+    std::vector<uint8_t> reply(in_.size());
+    asio::async_write(*sock_, asio::buffer(out_), [&](auto ec, size_t) {
+      wec = ec;
+      wrote = true;
+    });
+    asio::async_read(*sock_, asio::buffer(reply), [&](auto ec, size_t) {
+      rec = ec;
+      read = true;
+    });
+    io_.restart();
+    io_.run_for(reply_timeout_);
+    if (!wrote || !read || wec || rec) {
+      drop();
+      io_.restart();
+      io_.poll();  // the aborted handlers run while their captures are alive
+      return false;
+    }
+    in_ = std::move(reply);
+    return true;
+  }
+
+  void drop() {
+    if (!sock_) return;
+    boost::system::error_code ignored;
+    sock_->close(ignored);
+    sock_.reset();
+  }
+
+  std::string path_;
+  std::chrono::milliseconds reply_timeout_;
+  asio::io_context io_;
+  std::optional<UnixProto::socket> sock_;
+  std::vector<uint8_t> out_;
+  std::vector<uint8_t> in_;
+  std::vector<std::pair<uint8_t*, size_t>> pieces_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<SpiMasterLink>> open_sim_master(const std::string& path, bool must_exist,
+                                                       std::chrono::milliseconds reply_timeout) {
+  if (path.empty()) return make_error(Errc::invalid_argument, "spi-sim: needs a socket path (spi-sim:PATH)");
+  auto m = std::make_unique<SimMaster>(path, reply_timeout);
+  if (must_exist && !m->try_connect())
+    return make_error(Errc::not_found, "no simulated SPI slave at {} (start aisrvd --spi sim:{})", path, path);
+  return std::unique_ptr<SpiMasterLink>(std::move(m));
+}
+
+}  // namespace aisrv::client
