@@ -25,7 +25,8 @@ protocol::DType dtype_of(hef::FormatType t) {
 
 int32_t to_i32(uint32_t v) { return static_cast<int32_t>(std::min<uint32_t>(v, std::numeric_limits<int32_t>::max())); }
 
-// A qp the protocol can report and our transforms can use: finite scale, finite zero point within int32.
+// A qp the protocol can report and our transforms can use: finite scale, finite zero point within int32 (2147483520
+// is the largest float below 2^31, so lround() of it fits).
 Status check_qp(const hef::VStreamInfo& v, const hef::QuantInfo& q) {
   if (!std::isfinite(q.scale) || !std::isfinite(q.zero_point) || std::fabs(q.zero_point) > 2147483520.0f)
     return make_error(Errc::model_error, "vstream '{}': quantization scale {} / zero point {} is not a usable number",
@@ -142,13 +143,19 @@ std::span<uint8_t> HostTensor::user() {
   if (conversion_ == Conversion::none) return bytes_;
   return {reinterpret_cast<uint8_t*>(values_.data()), values_.size() * sizeof(float)};
 }
-std::span<const uint8_t> HostTensor::user() const { return const_cast<HostTensor*>(this)->user(); }
+std::span<const uint8_t> HostTensor::user() const {
+  if (conversion_ == Conversion::none) return bytes_;
+  return {reinterpret_cast<const uint8_t*>(values_.data()), values_.size() * sizeof(float)};
+}
 
 std::span<uint8_t> HostTensor::frame() {
   if (conversion_ == Conversion::none || frame_type_ == hef::FormatType::uint8) return bytes_;
   return {reinterpret_cast<uint8_t*>(frame16_.data()), frame16_.size() * sizeof(uint16_t)};
 }
-std::span<const uint8_t> HostTensor::frame() const { return const_cast<HostTensor*>(this)->frame(); }
+std::span<const uint8_t> HostTensor::frame() const {
+  if (conversion_ == Conversion::none || frame_type_ == hef::FormatType::uint8) return bytes_;
+  return {reinterpret_cast<const uint8_t*>(frame16_.data()), frame16_.size() * sizeof(uint16_t)};
+}
 
 Status HostTensor::to_frame() {
   if (conversion_ != Conversion::quantize) return ok();
