@@ -281,7 +281,7 @@ Result<std::unique_ptr<Interpreter>> Interpreter::load(std::span<const uint8_t> 
       std::count_if(requests.begin(), requests.end(), [](const BufferRequest& r) { return r.bytes > 0; }));
   log_line(config.log,
            fmt::format("cpu: model {} bytes ({}), {} operators, {} tensors; arena {} bytes ({}) for {} buffers "
-                       "(of which {} bytes of prepared kernel data), peak live {} bytes, one-buffer-per-tensor {} "
+                       "including {} bytes of prepared kernel data, peak live {} bytes, one-buffer-per-tensor {} "
                        "bytes, planner efficiency {:.1f}%",
                        model.size(), config.placement == Placement::arena ? "placed in the arena" : "external",
                        it->ops_.size(), it->graph_.tensors.size(), it->plan_.arena_bytes, mib(it->plan_.arena_bytes),

@@ -29,6 +29,10 @@ OptimizedKernelBackend::OptimizedKernelBackend(SimdLevel level) : level_(std::mi
   if (level_ >= SimdLevel::avx2) opt::fill_avx2_kernels(kernels_);
 }
 
+std::string OptimizedKernelBackend::description() const {
+  return std::string("opt (") + std::string(simd_level_name(level_)) + ")";
+}
+
 size_t OptimizedKernelBackend::scratch_bytes(const OpParams& op) const {
   if (const auto* c = std::get_if<Conv2DParams>(&op)) return opt::conv2d_scratch_bytes(*c);
   if (const auto* d = std::get_if<DepthwiseConv2DParams>(&op)) return opt::depthwise_scratch_bytes(*d);

@@ -15,6 +15,7 @@ class OptimizedKernelBackend : public ReferenceKernelBackend {
   explicit OptimizedKernelBackend(SimdLevel level);
 
   std::string_view name() const override { return "opt"; }
+  std::string description() const override;
   SimdLevel level() const { return level_; }
 
   size_t scratch_bytes(const OpParams& op) const override;

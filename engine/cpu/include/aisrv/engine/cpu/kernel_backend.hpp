@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "aisrv/engine/cpu/kernel_params.hpp"
@@ -25,6 +26,8 @@ class KernelBackend {
 
   // Short name as used in `kernels=NAME` ("ref", "opt").
   virtual std::string_view name() const = 0;
+  // For the load log: the name plus what was chosen at run time, e.g. "opt (avx2)".
+  virtual std::string description() const { return std::string(name()); }
 
   // Bytes of scratch memory the backend needs for one call with these parameters (shapes and quantization are
   // set; data pointers are not yet). Asked once per operator at load; the arena planner reserves the memory for
