@@ -4,11 +4,12 @@
 // Beside ours it prints TensorFlow Lite Micro's own reference-kernel latency on this kind of machine — a constant
 // copied from ../shared/testdata/expected/EXPECTED.md, labelled as such, not measured here.
 //
-//   bench_cpu [--min-runs N] [--seconds S] [--model SUBSTRING] [--breakdown]
+//   bench_cpu [--min-runs N] [--seconds S] [--model SUBSTRING] [--breakdown] [--layers]
 //     --min-runs   at least N timed inferences per backend and model (default 15)
 //     --seconds    keep sampling a model until both backends have run this long in total (default 3)
 //     --model      only models whose path contains SUBSTRING
 //     --breakdown  also print each backend's time per operator type (medians over the runs)
+//     --layers     also print each operator's time with both backends (medians over the runs)
 //
 // Every output is first checked against the expected bytes with both backends; a mismatch is an error (exit 1).
 #include <algorithm>
@@ -51,6 +52,7 @@ struct Options {
   double seconds = 3.0;
   std::string model_filter;
   bool breakdown = false;
+  bool layers = false;
 };
 
 struct ModelCase {
@@ -131,7 +133,8 @@ bool run_model(const ModelCase& mc, const Options& opt) {
   for (const PreparedOp& op : it.operators()) macs += macs_of(op.params);
 
   engine::InvokeContext ctx;
-  auto invoke = [&](KernelBackend& b, std::map<std::string, std::vector<double>>* per_type) {
+  auto invoke = [&](KernelBackend& b, std::map<std::string, std::vector<double>>* per_type,
+                    std::vector<std::vector<double>>* per_layer) {
     const auto t0 = Clock::now();
     auto layers = it.invoke(b, nullptr, ctx);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -139,12 +142,14 @@ bool run_model(const ModelCase& mc, const Options& opt) {
       std::map<std::string, double> sum;
       for (const auto& l : *layers) sum[l.op] += static_cast<double>(l.ns) / 1e6;
       for (const auto& [op, t] : sum) (*per_type)[op].push_back(t);
+      for (size_t i = 0; i < layers->size() && i < per_layer->size(); ++i)
+        (*per_layer)[i].push_back(static_cast<double>((*layers)[i].ns) / 1e6);
     }
     return layers ? ms : -1.0;
   };
   // Both backends must reproduce the expected bytes before anything is timed.
   for (KernelBackend* b : {fast.get(), ref.get()}) {
-    if (invoke(*b, nullptr) < 0) return false;
+    if (invoke(*b, nullptr, nullptr) < 0) return false;
     const auto want = test::read_file(test::testdata_path(mc.outputs[0]));
     const auto got = it.output(0);
     if (got.size() != want.size() || std::memcmp(got.data(), want.data(), want.size()) != 0) {
@@ -153,18 +158,19 @@ bool run_model(const ModelCase& mc, const Options& opt) {
       return false;
     }
   }
-  invoke(*fast, nullptr);  // warm-up
-  invoke(*ref, nullptr);
+  invoke(*fast, nullptr, nullptr);  // warm-up
+  invoke(*ref, nullptr, nullptr);
 
   std::vector<double> fast_ms, ref_ms;
   std::map<std::string, std::vector<double>> fast_types, ref_types;
+  std::vector<std::vector<double>> fast_layers(it.operators().size()), ref_layers(it.operators().size());
   double total = 0;
   for (int i = 0; i < 10000; ++i) {
     // Alternate which backend goes first, so neither always runs right after the other's cache footprint.
     const bool fast_first = (i % 2) == 0;
     for (int k = 0; k < 2; ++k) {
       const bool is_fast = (k == 0) == fast_first;
-      const double ms = is_fast ? invoke(*fast, &fast_types) : invoke(*ref, &ref_types);
+      const double ms = is_fast ? invoke(*fast, &fast_types, &fast_layers) : invoke(*ref, &ref_types, &ref_layers);
       (is_fast ? fast_ms : ref_ms).push_back(ms);
       total += ms;
     }
@@ -191,6 +197,16 @@ bool run_model(const ModelCase& mc, const Options& opt) {
                   op.c_str(), ft, 100.0 * ft / f, rt, 100.0 * rt / r, ft > 0 ? rt / ft : 0.0);
     }
   }
+  if (opt.layers) {
+    for (size_t i = 0; i < fast_layers.size(); ++i) {
+      const PreparedOp& op = it.operators()[i];
+      const double ft = median(fast_layers[i]), rt = median(ref_layers[i]);
+      const uint64_t m = macs_of(op.params);
+      std::printf("info cpu_%s layer %3zu %-18s opt %8.3f ms  ref %8.3f ms  %6.1f x  %7.2f GMAC/s  %s\n", name.c_str(),
+                  i, op.op_name.c_str(), ft, rt, ft > 0 ? rt / ft : 0.0, ft > 0 ? static_cast<double>(m) / (ft * 1e6) : 0.0,
+                  op.layer_name.c_str());
+    }
+  }
   std::fflush(stdout);
   return true;
 }
@@ -212,8 +228,9 @@ int main(int argc, char** argv) {
     else if (a == "--seconds") opt.seconds = std::stod(value());
     else if (a == "--model") opt.model_filter = value();
     else if (a == "--breakdown") opt.breakdown = true;
+    else if (a == "--layers") opt.layers = true;
     else {
-      std::fprintf(stderr, "usage: bench_cpu [--min-runs N] [--seconds S] [--model SUBSTRING] [--breakdown]\n");
+      std::fprintf(stderr, "usage: bench_cpu [--min-runs N] [--seconds S] [--model SUBSTRING] [--breakdown] [--layers]\n");
       return 2;
     }
   }

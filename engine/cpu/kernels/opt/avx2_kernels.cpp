@@ -97,14 +97,28 @@ AISRV_AVX2 inline __m128i narrow8(__m256i a) {
   return U ? _mm_packus_epi16(w, w) : _mm_packs_epi16(w, w);
 }
 
+// The first `count` bytes of v (all 16 when count >= 16), in fixed-size pieces rather than a memcpy call.
 AISRV_AVX2 inline void store_bytes(uint8_t* out, __m128i v, int32_t count) {
   if (count >= 16) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out), v);
-  } else {
-    alignas(16) uint8_t tmp[16];
-    _mm_store_si128(reinterpret_cast<__m128i*>(tmp), v);
-    std::memcpy(out, tmp, static_cast<size_t>(count));
+    return;
   }
+  alignas(16) uint8_t tmp[16];
+  _mm_store_si128(reinterpret_cast<__m128i*>(tmp), v);
+  int32_t i = 0;
+  if (count & 8) {
+    std::memcpy(out, tmp, 8);
+    i = 8;
+  }
+  if (count & 4) {
+    std::memcpy(out + i, tmp + i, 4);
+    i += 4;
+  }
+  if (count & 2) {
+    std::memcpy(out + i, tmp + i, 2);
+    i += 2;
+  }
+  if (count & 1) out[i] = tmp[i];
 }
 
 AISRV_AVX2 inline int32_t horizontal_sum(__m256i v) {

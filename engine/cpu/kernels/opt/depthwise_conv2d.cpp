@@ -106,11 +106,17 @@ void convert_row(const DepthwiseConv2DParams& p, const DepthwisePlan& d, const O
       int16_t* out = dst + (left + x) * cp;
       if (mult == 1) {
         k.widen[u](reinterpret_cast<const uint8_t*>(src), out, d.channels, p.input_offset);
+        std::memset(out + d.channels, 0, (cp - d.channels) * sizeof(int16_t));
+      } else if (is.c == 1) {  // one input channel feeds every output channel (e.g. a first layer)
+        const auto v = static_cast<int16_t>(int32_t{src[0]} + p.input_offset);
+        for (size_t c = 0; c < cp; ++c) out[c] = c < d.channels ? v : int16_t{0};
       } else {
-        for (size_t c = 0; c < d.channels; ++c)
-          out[c] = static_cast<int16_t>(int32_t{src[c / mult]} + p.input_offset);
+        for (size_t ic = 0; ic < static_cast<size_t>(is.c); ++ic) {
+          const auto v = static_cast<int16_t>(int32_t{src[ic]} + p.input_offset);
+          for (size_t m = 0; m < mult; ++m) out[ic * mult + m] = v;
+        }
+        std::memset(out + d.channels, 0, (cp - d.channels) * sizeof(int16_t));
       }
-      std::memset(out + d.channels, 0, (cp - d.channels) * sizeof(int16_t));
     }
   }
   std::memset(dst + (left + width) * cp, 0, (d.width_padded - left - width) * cp * sizeof(int16_t));
