@@ -1,6 +1,7 @@
 // aisrv benchmarks — the CPU engine (issue 3): for every model of ../shared/testdata that has expected cases, the
 // median inference latency with kernels=opt against kernels=ref, both measured in this process on the same loaded
-// model and interleaved run by run (so both see the same machine state), the ratio, and the MAC rate achieved.
+// model and interleaved run by run (so both see the same machine state), the ratio, and the MAC rate achieved; also
+// the optimised backend's portable C++ level (what a processor without AVX2 runs) against the same baseline.
 // Beside ours it prints TensorFlow Lite Micro's own reference-kernel latency on this kind of machine — a constant
 // copied from ../shared/testdata/expected/EXPECTED.md, labelled as such, not measured here.
 //
@@ -24,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "aisrv/engine/cpu/kernel_backend.hpp"
+#include "aisrv/engine/cpu/optimized_backend.hpp"
 #include "bench_report.hpp"
 #include "interpreter.hpp"
 #include "testdata.hpp"
@@ -101,21 +103,32 @@ uint64_t macs_of(const OpParams& op) {
 
 double median(std::vector<double> v) { return bench::percentile(std::move(v), 0.5); }
 
+// One kernel backend under measurement and what it collected.
+struct Measured {
+  std::string label;  // "opt (avx2)", "ref", "opt (portable)"
+  std::unique_ptr<KernelBackend> backend;
+  std::vector<double> ms;                             // whole inferences
+  std::map<std::string, std::vector<double>> types;  // per operator type, per inference
+  std::vector<std::vector<double>> layers;            // per operator
+};
+
 bool run_model(const ModelCase& mc, const Options& opt) {
   const std::string name = stem(mc.model);
   const auto model = test::read_file(test::testdata_path(mc.model));
   const auto input = test::read_file(test::testdata_path(mc.input));
-  auto fast = make_kernel_backend("opt");
-  auto ref = make_kernel_backend("ref");
-  if (!fast || !ref) {
-    std::fprintf(stderr, "bench cpu: this build has no kernels=opt\n");
-    return false;
-  }
-  // One load for both backends: scratch is planned for both (verify-mode layout), the model and arena are shared.
+  // [0] kernels=opt as selected at run time, [1] kernels=ref, then the lower SIMD levels of opt.
+  std::vector<Measured> m;
+  m.push_back({"", make_kernel_backend("opt"), {}, {}, {}});
+  m.push_back({"", make_kernel_backend("ref"), {}, {}, {}});
+  if (detect_simd_level() > SimdLevel::portable)
+    m.push_back({"", make_optimized_kernel_backend(SimdLevel::portable), {}, {}, {}});
+  for (Measured& x : m) x.label = x.backend->description();
+  // One load for all backends: scratch is planned for opt and ref (the verify-mode layout), prepared data is opt's
+  // (the portable level reads the same layout), the model and the arena are shared.
   InterpreterConfig config;
   config.arena_budget = uint64_t{1} << 30;
-  config.primary = fast.get();
-  config.checker = ref.get();
+  config.primary = m[0].backend.get();
+  config.checker = m[1].backend.get();
   auto loaded = Interpreter::load(model, config);
   if (!loaded) {
     std::fprintf(stderr, "bench cpu: %s: %s\n", name.c_str(), loaded.error().what().c_str());
@@ -133,78 +146,82 @@ bool run_model(const ModelCase& mc, const Options& opt) {
   for (const PreparedOp& op : it.operators()) macs += macs_of(op.params);
 
   engine::InvokeContext ctx;
-  auto invoke = [&](KernelBackend& b, std::map<std::string, std::vector<double>>* per_type,
-                    std::vector<std::vector<double>>* per_layer) {
+  auto invoke = [&](Measured& x, bool record) {
     const auto t0 = Clock::now();
-    auto layers = it.invoke(b, nullptr, ctx);
+    auto layers = it.invoke(*x.backend, nullptr, ctx);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    if (layers && per_type) {
+    if (!layers) return -1.0;
+    if (record) {
+      x.ms.push_back(ms);
       std::map<std::string, double> sum;
       for (const auto& l : *layers) sum[l.op] += static_cast<double>(l.ns) / 1e6;
-      for (const auto& [op, t] : sum) (*per_type)[op].push_back(t);
-      for (size_t i = 0; i < layers->size() && i < per_layer->size(); ++i)
-        (*per_layer)[i].push_back(static_cast<double>((*layers)[i].ns) / 1e6);
+      for (const auto& [op, t] : sum) x.types[op].push_back(t);
+      x.layers.resize(layers->size());
+      for (size_t i = 0; i < layers->size(); ++i) x.layers[i].push_back(static_cast<double>((*layers)[i].ns) / 1e6);
     }
-    return layers ? ms : -1.0;
+    return ms;
   };
-  // Both backends must reproduce the expected bytes before anything is timed.
-  for (KernelBackend* b : {fast.get(), ref.get()}) {
-    if (invoke(*b, nullptr, nullptr) < 0) return false;
-    const auto want = test::read_file(test::testdata_path(mc.outputs[0]));
+  // Every backend must reproduce the expected bytes before anything is timed.
+  const auto want = test::read_file(test::testdata_path(mc.outputs[0]));
+  for (Measured& x : m) {
+    const double ms = invoke(x, false);
     const auto got = it.output(0);
-    if (got.size() != want.size() || std::memcmp(got.data(), want.data(), want.size()) != 0) {
+    if (ms < 0 || got.size() != want.size() || std::memcmp(got.data(), want.data(), want.size()) != 0) {
       std::fprintf(stderr, "bench cpu: %s: kernels=%s output differs from the expected bytes\n", name.c_str(),
-                   std::string(b->name()).c_str());
+                   x.label.c_str());
       return false;
     }
+    invoke(x, false);  // warm-up
   }
-  invoke(*fast, nullptr, nullptr);  // warm-up
-  invoke(*ref, nullptr, nullptr);
-
-  std::vector<double> fast_ms, ref_ms;
-  std::map<std::string, std::vector<double>> fast_types, ref_types;
-  std::vector<std::vector<double>> fast_layers(it.operators().size()), ref_layers(it.operators().size());
+  // Round-robin, rotating which backend goes first, so all see the same machine state over time.
   double total = 0;
-  for (int i = 0; i < 10000; ++i) {
-    // Alternate which backend goes first, so neither always runs right after the other's cache footprint.
-    const bool fast_first = (i % 2) == 0;
-    for (int k = 0; k < 2; ++k) {
-      const bool is_fast = (k == 0) == fast_first;
-      const double ms = is_fast ? invoke(*fast, &fast_types, &fast_layers) : invoke(*ref, &ref_types, &ref_layers);
-      (is_fast ? fast_ms : ref_ms).push_back(ms);
-      total += ms;
-    }
-    if (static_cast<int>(fast_ms.size()) >= opt.min_runs && total >= opt.seconds * 1e3) break;
+  for (size_t round = 0; round < 100000; ++round) {
+    for (size_t k = 0; k < m.size(); ++k) total += invoke(m[(round + k) % m.size()], true);
+    if (static_cast<int>(m[0].ms.size()) >= opt.min_runs && total >= opt.seconds * 1e3) break;
   }
-  const double f = median(fast_ms), r = median(ref_ms);
-  const double f_gmacs = static_cast<double>(macs) / (f * 1e6), r_gmacs = static_cast<double>(macs) / (r * 1e6);
-  bench::report("cpu_" + name + "_latency_median", f, "ms", "kernels=ref", r, "ms", r / f);
-  if (macs > 0)
-    bench::report("cpu_" + name + "_mac_rate", f_gmacs, "GMAC/s", "kernels=ref", r_gmacs, "GMAC/s", f_gmacs / r_gmacs);
+
+  const double r = median(m[1].ms);
+  const bool small = r < 1.0;  // report microseconds for the tiny models
+  const double scale = small ? 1e3 : 1.0;
+  const std::string unit = small ? "us" : "ms";
+  const double f = median(m[0].ms);
+  bench::report("cpu_" + name + "_latency_median", f * scale, unit, "kernels=ref", r * scale, unit, r / f);
+  if (macs > 0) {
+    const double fg = static_cast<double>(macs) / (f * 1e6), rg = static_cast<double>(macs) / (r * 1e6);
+    bench::report("cpu_" + name + "_mac_rate", fg, "GMAC/s", "kernels=ref", rg, "GMAC/s", fg / rg);
+  }
+  for (size_t k = 2; k < m.size(); ++k) {
+    const double l = median(m[k].ms);
+    const std::string level(m[k].label.substr(m[k].label.find('(') + 1, m[k].label.size() - m[k].label.find('(') - 2));
+    bench::report("cpu_" + name + "_latency_median_opt_" + level, l * scale, unit, "kernels=ref", r * scale, unit,
+                  r / l);
+  }
   for (const TflmAnchor& a : kTflmFromExpectedMd)
     if (name == a.model_stem)
-      bench::report("cpu_" + name + "_latency_median", f, "ms", "tflm_reference_kernels_EXPECTED.md_constant_not_measured",
-                    a.ms, "ms", a.ms / f);
-  std::printf("info cpu_%s: %zu runs per backend, %llu MACs, opt min %.3f ms max %.3f ms, ref min %.3f ms max %.3f ms\n",
-              name.c_str(), fast_ms.size(), static_cast<unsigned long long>(macs),
-              *std::min_element(fast_ms.begin(), fast_ms.end()), *std::max_element(fast_ms.begin(), fast_ms.end()),
-              *std::min_element(ref_ms.begin(), ref_ms.end()), *std::max_element(ref_ms.begin(), ref_ms.end()));
+      bench::report("cpu_" + name + "_latency_median", f * scale, unit,
+                    "tflm_reference_kernels_EXPECTED.md_constant_not_measured", a.ms * scale, unit, a.ms / f);
+  std::printf("info cpu_%s: %zu runs per backend, %llu MACs;", name.c_str(), m[0].ms.size(),
+              static_cast<unsigned long long>(macs));
+  for (const Measured& x : m)
+    std::printf(" %s min %.4f max %.4f ms;", x.label.c_str(), *std::min_element(x.ms.begin(), x.ms.end()),
+                *std::max_element(x.ms.begin(), x.ms.end()));
+  std::printf("\n");
   if (opt.breakdown) {
-    for (const auto& [op, times] : ref_types) {
+    for (const auto& [op, times] : m[1].types) {
       const double rt = median(times);
-      const double ft = fast_types.count(op) ? median(fast_types[op]) : 0.0;
-      std::printf("info cpu_%s %-30s opt %9.3f ms (%5.1f%%)  ref %9.3f ms (%5.1f%%)  %6.1f x\n", name.c_str(),
+      const double ft = m[0].types.count(op) ? median(m[0].types[op]) : 0.0;
+      std::printf("info cpu_%s %-30s opt %9.4f ms (%5.1f%%)  ref %9.4f ms (%5.1f%%)  %6.1f x\n", name.c_str(),
                   op.c_str(), ft, 100.0 * ft / f, rt, 100.0 * rt / r, ft > 0 ? rt / ft : 0.0);
     }
   }
   if (opt.layers) {
-    for (size_t i = 0; i < fast_layers.size(); ++i) {
+    for (size_t i = 0; i < it.operators().size(); ++i) {
       const PreparedOp& op = it.operators()[i];
-      const double ft = median(fast_layers[i]), rt = median(ref_layers[i]);
-      const uint64_t m = macs_of(op.params);
-      std::printf("info cpu_%s layer %3zu %-18s opt %8.3f ms  ref %8.3f ms  %6.1f x  %7.2f GMAC/s  %s\n", name.c_str(),
-                  i, op.op_name.c_str(), ft, rt, ft > 0 ? rt / ft : 0.0, ft > 0 ? static_cast<double>(m) / (ft * 1e6) : 0.0,
-                  op.layer_name.c_str());
+      const double ft = median(m[0].layers[i]), rt = median(m[1].layers[i]);
+      const uint64_t n = macs_of(op.params);
+      std::printf("info cpu_%s layer %3zu %-18s opt %8.4f ms  ref %8.4f ms  %6.1f x  %7.2f GMAC/s  %s\n", name.c_str(),
+                  i, op.op_name.c_str(), ft, rt, ft > 0 ? rt / ft : 0.0,
+                  ft > 0 ? static_cast<double>(n) / (ft * 1e6) : 0.0, op.layer_name.c_str());
     }
   }
   std::fflush(stdout);
