@@ -8,6 +8,7 @@
 
 #include "aisrv/build_info.hpp"
 #include "aisrv/engine/builtin.hpp"
+#include "aisrv/flash/open.hpp"
 #include "aisrv/protocol/endpoint.hpp"
 #include "aisrv/protocol/limits.h"
 #include "daemon_config.hpp"
@@ -15,7 +16,7 @@
 
 namespace {
 
-constexpr int kExitUsage = 2;
+using aisrv::daemon::kExitUsage;
 
 std::string engine_help(const aisrv::engine::BackendRegistry& registry) {
   std::string s = "Engine N runs KIND with options, e.g. 0=cpu or 0=cpu:kernels=ref,arena=4M (repeatable; engines "
@@ -37,6 +38,9 @@ int main(int argc, char** argv) {
   std::string log_level = "info";
   std::string max_payload_text = std::to_string(AISRV_MAX_PAYLOAD);
   size_t io_threads = 1;
+  std::string flash_spec, flash_size_text = "16M", flash_block_text;
+  unsigned flash_clients = AISRV_MAX_ENGINES;
+  std::vector<uint32_t> boot;
 
   CLI::App app{"aisrvd — the aisrv AI server: serves the aisrv protocol (docs/protocol.md) on sockets, USB and SPI "
                "to inference engines",
@@ -59,6 +63,15 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   app.add_option("--max-payload", max_payload_text, "Largest request payload accepted (e.g. 16M; at most 64M)");
   app.add_option("--io-threads", io_threads, "Socket event-loop threads")->check(CLI::Range(1, 64));
+  app.add_option("--flash", flash_spec,
+                 "Model store: an image file (created and formatted when missing or blank) or mtd:/dev/mtdN (formatted "
+                 "only when erased); engine N's stored model is client N (docs/flash-format.md)");
+  app.add_option("--flash-size", flash_size_text, "Size of a new flash image (default 16M)");
+  app.add_option("--flash-erase-block", flash_block_text,
+                 "Erase-block size of a new image (default 64K) or of an existing one (default: from its superblock)");
+  app.add_option("--flash-clients", flash_clients, "Clients (engine numbers) of a newly formatted store")
+      ->check(CLI::Range(1u, 64u));
+  app.add_option("--boot", boot, "Engine N loads its stored model from flash at start (repeatable)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -93,7 +106,40 @@ int main(int argc, char** argv) {
     backends.push_back(std::move(b).value());
   }
 
+  // The model store lives as long as the server that uses it.
+  flash::OpenedStore store;
+  if (!flash_spec.empty()) {
+    flash::OpenOptions fo;
+    fo.create = true;
+    fo.format_blank = true;
+    fo.format.clients = flash_clients;
+    auto size = flash::parse_size(flash_size_text);
+    if (!size) return fail(kExitUsage, make_error(Errc::invalid_argument, "--flash-size: {}", size.error().message));
+    fo.create_geometry.size = *size;
+    if (!flash_block_text.empty()) {
+      auto eb = flash::parse_size(flash_block_text);
+      if (!eb || *eb > UINT32_MAX)
+        return fail(kExitUsage, make_error(Errc::invalid_argument, "--flash-erase-block '{}' is not a size",
+                                           flash_block_text));
+      fo.create_geometry.erase_block = static_cast<uint32_t>(*eb);
+      fo.erase_block = static_cast<uint32_t>(*eb);
+    }
+    auto opened = flash::open_store(flash_spec, fo);
+    if (!opened)
+      return fail(opened.error().code == Errc::invalid_argument ? kExitUsage : aisrv::daemon::kExitStartup,
+                  make_error(opened.error().code, "--flash {}: {}", flash_spec, opened.error().message));
+    store = std::move(*opened);
+    logger->info("model store: {} ({}), {} clients{}", store.device->name(),
+                 flash::describe(store.device->geometry()), store.store->clients(),
+                 store.created ? ", new image" : store.formatted ? ", formatted (was blank)" : "");
+    for (const auto& note : store.store->notes()) logger->warn("model store: {}", note);
+  } else if (!boot.empty()) {
+    return fail(kExitUsage, make_error(Errc::invalid_argument, "--boot needs --flash PATH"));
+  }
+
   daemon::ServeOptions serve;
+  serve.store = store.store.get();
+  serve.boot = boot;
   serve.listen = listen_args;
   serve.chains = *chains;
   serve.max_payload = static_cast<uint32_t>(*max_payload);

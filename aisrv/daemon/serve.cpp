@@ -36,11 +36,12 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
   so.max_payload = options.max_payload;
   so.chains = options.chains;
   so.logger = logger;
+  so.store = options.store;
   for (const auto& [engine, path] : options.sensors) {
     auto source = server::open_raw_frame_source(path);
     if (!source) {
       logger->error("--sensor {}={}: {}", engine, path, source.error().message);
-      return 1;
+      return kExitUsage;
     }
     so.sensors.emplace_back(engine, server::SensorConfig{std::move(source).value(),
                                                          std::chrono::milliseconds(1000 / options.stream_fps)});
@@ -49,7 +50,25 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
   auto server = server::Server::create(std::move(so), std::move(backends));
   if (!server) {
     logger->error("{}", server.error().message);
-    return 1;
+    return kExitUsage;
+  }
+  // --boot: engines load their stored model as SET_MODEL_SECONDARY_FLASH would; a failure is logged (the engine's
+  // debug log says why) and the engine serves without a model, so a host can repair it over the protocol.
+  for (uint32_t n : options.boot) {
+    if (n >= (*server)->engine_count()) {
+      logger->error("--boot {}: engine {} does not exist (engines 0..{})", n, n, (*server)->engine_count() - 1);
+      return kExitUsage;
+    }
+    if (!options.store) {
+      logger->error("--boot {} needs a model store (--flash PATH)", n);
+      return kExitUsage;
+    }
+    protocol::Request req{protocol::Header{static_cast<uint32_t>(protocol::Command::SET_MODEL_SECONDARY_FLASH), n, 0},
+                          {}};
+    protocol::Response resp;
+    (*server)->handle(req, resp);
+    if (resp.status == AISRV_STATUS_OKAY) logger->info("engine {}: booted its stored model from flash", n);
+    else logger->error("engine {}: boot from flash failed ({})", n, protocol::status_names(resp.status));
   }
 
   phy::SocketServerOptions sockopts;
@@ -62,12 +81,12 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
     auto ep = protocol::parse_socket_endpoint(l);
     if (!ep) {
       logger->error("--listen {}", ep.error().message);
-      return 1;
+      return kExitUsage;
     }
     auto bound = sockets.listen(*ep);
     if (!bound) {
       logger->error("{}", bound.error().message);
-      return 1;
+      return bound.error().code == Errc::invalid_argument ? kExitUsage : kExitStartup;
     }
     logger->info("listening on {}", bound->to_string());
   }

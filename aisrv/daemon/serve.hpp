@@ -15,6 +15,9 @@
 namespace spdlog {
 class logger;
 }
+namespace aisrv::flash {
+class ModelStore;
+}
 
 namespace aisrv::daemon {
 
@@ -25,12 +28,19 @@ struct ServeOptions {
   size_t io_threads = 1;
   std::vector<std::pair<uint32_t, std::string>> sensors;  // engine -> raw frame source path
   unsigned stream_fps = 10;                              // START_ACQUIRE_STREAM rate
+  flash::ModelStore* store = nullptr;  // --flash (not owned; outlives serve())
+  std::vector<uint32_t> boot;          // --boot N: engines that load their stored model before serving
 };
 
 // Blocks SIGINT/SIGTERM for the calling process; call before any thread is started.
 void block_termination_signals();
 
-// Returns the process exit code: 0 after a clean shutdown, 1 when start-up failed (the reason is logged).
+// Exit codes of aisrvd: 0 after a clean shutdown, 1 when start-up failed (a socket could not be bound…),
+// 2 for a configuration that cannot work (bad option values, chains, sensors). The reason is always logged.
+inline constexpr int kExitStartup = 1;
+inline constexpr int kExitUsage = 2;
+
+// Returns the process exit code (above).
 int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::InferenceBackend>> backends,
           std::shared_ptr<spdlog::logger> logger);
 

@@ -62,5 +62,6 @@ void add_model_commands(CommandTable& table);
 void add_tensor_commands(CommandTable& table);
 void add_acquire_commands(CommandTable& table);
 void add_gpio_commands(CommandTable& table);
+void add_flash_commands(CommandTable& table);
 
 }  // namespace aisrv::server

@@ -136,6 +136,7 @@ Server::Server(ServerOptions options, std::chrono::steady_clock::time_point epoc
   add_tensor_commands(*commands_);
   add_acquire_commands(*commands_);
   add_gpio_commands(*commands_);
+  add_flash_commands(*commands_);
 }
 
 Server::~Server() {
@@ -152,6 +153,7 @@ uint32_t Server::capabilities() const {
   if (!options_.chains.empty()) caps |= AISRV_CAP_CHAIN;
   for (const auto& e : engines_)
     if (e->has_sensor()) caps |= AISRV_CAP_SENSOR;
+  if (options_.store) caps |= AISRV_CAP_FLASH;
   return caps;
 }
 

@@ -48,5 +48,7 @@ void add_model_commands(CLI::App& app, CliContext& ctx);
 void add_inference_commands(CLI::App& app, CliContext& ctx);
 void add_hailo_commands(CLI::App& app, CliContext& ctx);  // local Hailo-8 device tools
 void add_hef_commands(CLI::App& app, CliContext& ctx);  // local HEF inspection (engine/hailo8/hef)
+void add_flash_commands(CLI::App& app, CliContext& ctx);
+void add_flash_image_commands(CLI::App& app, CliContext& ctx);
 
 }  // namespace aisrv::cli

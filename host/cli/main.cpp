@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
   add_inference_commands(app, ctx);
   add_hailo_commands(app, ctx);
   add_hef_commands(app, ctx);
+  add_flash_commands(app, ctx);
+  add_flash_image_commands(app, ctx);
 
   try {
     app.parse(argc, argv);

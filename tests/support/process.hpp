@@ -6,6 +6,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -200,11 +202,21 @@ class ServerProcess {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (std::chrono::steady_clock::now() < deadline) {
       if (!alive()) throw std::runtime_error("server exited during start-up:\n" + log());
-      std::error_code ec;
-      if (std::filesystem::is_socket(socket_, ec)) return;
+      if (accepts_connections(socket_)) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     throw std::runtime_error("server did not create " + socket_ + " within 30 s:\n" + log());
+  }
+
+  // Ready means listening: the socket file exists from bind() on, but connections succeed only after listen().
+  static bool accepts_connections(const std::string& path) {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
+    const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(fd);
+    return ok;
   }
 
   pid_t pid_ = -1;

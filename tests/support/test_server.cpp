@@ -1,10 +1,12 @@
 // aisrv tests — a server process for integration tests: serves exactly like aisrvd (daemon/serve.cpp) but with the
 // test-double backend on every engine, so transports, CLI and client can be tested without a real engine.
 //   aisrv_test_server --listen unix:/tmp/x.sock [--listen tcp:0] [--engines 2] [--chain 0:1]
+//                     [--flash IMAGE [--boot N]...]   (model store as aisrvd --flash; small new images: 4M, 64K blocks)
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "aisrv/flash/open.hpp"
 #include "daemon_config.hpp"
 #include "serve.hpp"
 #include "test_backend.hpp"
@@ -19,6 +21,10 @@ int main(int argc, char** argv) {
   app.add_option("--engines", engines)->check(CLI::Range(1u, AISRV_MAX_ENGINES));
   app.add_option("--chain", chain_args);
   app.add_option("--max-payload", max_payload);
+  std::string flash_spec;
+  std::vector<uint32_t> boot;
+  app.add_option("--flash", flash_spec);
+  app.add_option("--boot", boot);
   CLI11_PARSE(app, argc, argv);
 
   daemon::block_termination_signals();
@@ -33,5 +39,21 @@ int main(int argc, char** argv) {
   options.listen = listen;
   options.chains = *chains;
   options.max_payload = static_cast<uint32_t>(*limit);
+  flash::OpenedStore store;
+  if (!flash_spec.empty()) {
+    flash::OpenOptions fo;
+    fo.create = true;
+    fo.format_blank = true;
+    fo.create_geometry = {4u << 20, 64u << 10, 1};
+    fo.format.clients = engines;
+    auto opened = flash::open_store(flash_spec, fo);
+    if (!opened) {
+      logger->error("--flash {}: {}", flash_spec, opened.error().message);
+      return 1;
+    }
+    store = std::move(*opened);
+  }
+  options.store = store.store.get();
+  options.boot = boot;
   return daemon::serve(options, std::move(backends), logger);
 }

@@ -27,6 +27,9 @@
 namespace spdlog {
 class logger;
 }
+namespace aisrv::flash {
+class ModelStore;
+}
 
 namespace aisrv::server {
 
@@ -43,6 +46,7 @@ struct ServerOptions {
   std::shared_ptr<spdlog::logger> logger;      // the daemon's log (may be null)
   uint32_t extra_capabilities = 0;             // capability bits transports add (e.g. AISRV_CAP_CRC32)
   std::vector<std::pair<uint32_t, SensorConfig>> sensors;  // frame sources by engine number
+  flash::ModelStore* store = nullptr;          // the model store behind the flash commands (may be null; not owned)
 };
 
 class Server {
@@ -65,6 +69,8 @@ class Server {
   EngineSlot* engine(uint32_t number);
   DebugLog& log() { return *log_; }
   uint32_t max_payload() const { return options_.max_payload; }
+  // The model store (null when none is configured).
+  flash::ModelStore* store() const { return options_.store; }
   uint32_t capabilities() const;
   void add_capabilities(uint32_t bits) { options_.extra_capabilities |= bits; }
 

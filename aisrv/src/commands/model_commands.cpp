@@ -1,5 +1,5 @@
-// aisrv interpreter — model commands: SET_MODEL_PRIMARY/SECONDARY (+ _FLASH), UNLOAD_MODEL, GET_SPEC,
-// GET_TENSOR_INFO, GET_INPUT/OUTPUT_TENSOR_LENGTH.
+// aisrv interpreter — model commands: SET_MODEL_PRIMARY/SECONDARY, UNLOAD_MODEL, GET_SPEC, GET_TENSOR_INFO,
+// GET_INPUT/OUTPUT_TENSOR_LENGTH. (SET_MODEL_*_FLASH: flash_commands.cpp.)
 #include "command_table.hpp"
 
 namespace aisrv::server {
@@ -13,10 +13,6 @@ Status set_model_primary(CommandContext& c) {
 
 Status set_model_secondary(CommandContext& c) {
   return c.slot->load_model(c.request.payload, engine::Placement::external, "wire (external)");
-}
-
-Status set_model_flash(CommandContext&) {
-  return make_error(Errc::not_supported, "no model store is configured (start aisrvd with --flash PATH)");
 }
 
 Status unload_model(CommandContext& c) { return c.slot->unload_model(); }
@@ -48,8 +44,6 @@ Status get_output_length(CommandContext& c) {
 void add_model_commands(CommandTable& t) {
   t.add(Command::SET_MODEL_PRIMARY, {set_model_primary, Scope::engine, Payload::any});
   t.add(Command::SET_MODEL_SECONDARY, {set_model_secondary, Scope::engine, Payload::any});
-  t.add(Command::SET_MODEL_PRIMARY_FLASH, {set_model_flash, Scope::engine});
-  t.add(Command::SET_MODEL_SECONDARY_FLASH, {set_model_flash, Scope::engine});
   t.add(Command::UNLOAD_MODEL, {unload_model, Scope::engine});
   t.add(Command::GET_SPEC, {get_spec, Scope::engine, Payload::none, Run::quick});
   t.add(Command::GET_TENSOR_INFO, {get_tensor_info, Scope::engine, Payload::none, Run::quick});

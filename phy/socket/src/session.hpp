@@ -98,11 +98,15 @@ class Session : public std::enable_shared_from_this<Session<Socket>> {
     request_.payload = std::span<const uint8_t>(payload_.data(), payload_.size());
     request_.donor = &payload_;  // the interpreter may keep this buffer (zero-copy input) and give back another
     host_.in_flight.fetch_add(1);
-    host_.server.submit(request_, response_, [self = this->shared_from_this()] {
+    host_.server.submit(request_, response_, [self = this->shared_from_this()]() mutable {
       // Inline answers arrive on this session's strand already: dispatch writes at once; from an engine thread it
       // queues the write on the strand.
+      SessionHost& host = self->host_;
       boost::asio::dispatch(self->strand_, [self] { self->write_response(false); });
-      if (self->host_.in_flight.fetch_sub(1) == 1 && self->host_.on_request_done) self->host_.on_request_done();
+      // Drop this reference before announcing "done": once in_flight reaches 0 the socket server may be destroyed,
+      // and an engine thread must not then hold (and destroy) the last reference to a session.
+      self.reset();
+      if (host.in_flight.fetch_sub(1) == 1 && host.on_request_done) host.on_request_done();
     });
   }
 

@@ -59,7 +59,16 @@ extern "C" {
   X(GET_ENGINE_INFO,           0x22, AISRV_KIND_GET, "none", "engine-info record: kind, options, model state") \
   X(GET_TIMING_RECORD,         0x23, AISRV_KIND_GET, "none", "timing record of the last inference (queue, compute, per layer)") \
   X(UNLOAD_MODEL,              0xA0, AISRV_KIND_SET, "none", "none") \
-  X(CANCEL_INFER,              0xA1, AISRV_KIND_SET, "none", "none (a running inference ends with ERROR_CANCELLED)")
+  X(CANCEL_INFER,              0xA1, AISRV_KIND_SET, "none", "none (a running inference ends with ERROR_CANCELLED)") \
+  /* ext: model store (flash); records in flash_payloads.hpp, docs/flash-format.md */ \
+  X(GET_FLASH_CATALOGUE,       0x30, AISRV_KIND_GET, "none (engine ignored)", "catalogue record: store geometry, read chunk size, one entry per client") \
+  X(GET_FLASH_MODEL,           0x31, AISRV_KIND_GET, "none; tensor = chunk index", "chunk `tensor` of the engine's stored model (chunk size from the catalogue; the last one is shorter)") \
+  X(GET_FLASH_WRITE_STATE,     0x32, AISRV_KIND_GET, "none", "write-state record of the engine's unfinished transfer (next offset, received, expected)") \
+  X(SET_FLASH_BEGIN,           0xB0, AISRV_KIND_SET, "begin record: u64 size, u64 xxh64, u32 format, str8 name", "none (replaces any unfinished transfer)") \
+  X(SET_FLASH_CHUNK,           0xB1, AISRV_KIND_SET, "u64 offset, model bytes (offsets in order)", "none") \
+  X(SET_FLASH_COMMIT,          0xB2, AISRV_KIND_SET, "none", "none (read back, hash checked, then the new model is the engine's stored model)") \
+  X(SET_FLASH_ABORT,           0xB3, AISRV_KIND_SET, "none", "none (drops the unfinished transfer)") \
+  X(SET_FLASH_ERASE,           0xB4, AISRV_KIND_SET, "none", "none (removes the engine's stored model)")
 /* clang-format on */
 
 /* Opcode ranges reserved for extensions: 0x20-0x2F / 0xA0-0xAF introspection and lifecycle,
