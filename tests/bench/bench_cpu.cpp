@@ -107,6 +107,7 @@ double median(std::vector<double> v) { return bench::percentile(std::move(v), 0.
 struct Measured {
   std::string label;  // "opt (avx2)", "ref", "opt (portable)"
   std::unique_ptr<KernelBackend> backend;
+  std::unique_ptr<Interpreter> model;  // loaded with this backend (its scratch and prepared data)
   std::vector<double> ms;                             // whole inferences
   std::map<std::string, std::vector<double>> types;  // per operator type, per inference
   std::vector<std::vector<double>> layers;            // per operator
@@ -118,37 +119,38 @@ bool run_model(const ModelCase& mc, const Options& opt) {
   const auto input = test::read_file(test::testdata_path(mc.input));
   // [0] kernels=opt as selected at run time, [1] kernels=ref, then the lower SIMD levels of opt.
   std::vector<Measured> m;
-  m.push_back({"", make_kernel_backend("opt"), {}, {}, {}});
-  m.push_back({"", make_kernel_backend("ref"), {}, {}, {}});
+  m.push_back({"", make_kernel_backend("opt"), nullptr, {}, {}, {}});
+  m.push_back({"", make_kernel_backend("ref"), nullptr, {}, {}, {}});
   if (detect_simd_level() > SimdLevel::portable)
-    m.push_back({"", make_optimized_kernel_backend(SimdLevel::portable), {}, {}, {}});
-  for (Measured& x : m) x.label = x.backend->description();
-  // One load for all backends: scratch is planned for opt and ref (the verify-mode layout), prepared data is opt's
-  // (the portable level reads the same layout), the model and the arena are shared.
-  InterpreterConfig config;
-  config.arena_budget = uint64_t{1} << 30;
-  config.primary = m[0].backend.get();
-  config.checker = m[1].backend.get();
-  auto loaded = Interpreter::load(model, config);
-  if (!loaded) {
-    std::fprintf(stderr, "bench cpu: %s: %s\n", name.c_str(), loaded.error().what().c_str());
-    return false;
+    m.push_back({"", make_optimized_kernel_backend(SimdLevel::portable), nullptr, {}, {}, {}});
+  // Each backend gets its own load of the model (its arena plan, scratch and prepared data), as the engine runs it.
+  for (Measured& x : m) {
+    x.label = x.backend->description();
+    InterpreterConfig config;
+    config.arena_budget = uint64_t{1} << 30;
+    config.primary = x.backend.get();
+    auto loaded = Interpreter::load(model, config);
+    if (!loaded) {
+      std::fprintf(stderr, "bench cpu: %s: %s\n", name.c_str(), loaded.error().what().c_str());
+      return false;
+    }
+    x.model = std::move(loaded).value();
+    auto in = x.model->input(0);
+    if (in.size() != input.size()) {
+      std::fprintf(stderr, "bench cpu: %s: input is %zu bytes, the model wants %zu\n", name.c_str(), input.size(),
+                   in.size());
+      return false;
+    }
+    std::memcpy(in.data(), input.data(), input.size());
   }
-  Interpreter& it = **loaded;
-  auto in = it.input(0);
-  if (in.size() != input.size()) {
-    std::fprintf(stderr, "bench cpu: %s: input is %zu bytes, the model wants %zu\n", name.c_str(), input.size(),
-                 in.size());
-    return false;
-  }
-  std::memcpy(in.data(), input.data(), input.size());
+  const Interpreter& it = *m[0].model;
   uint64_t macs = 0;
   for (const PreparedOp& op : it.operators()) macs += macs_of(op.params);
 
   engine::InvokeContext ctx;
   auto invoke = [&](Measured& x, bool record) {
     const auto t0 = Clock::now();
-    auto layers = it.invoke(*x.backend, nullptr, ctx);
+    auto layers = x.model->invoke(*x.backend, nullptr, ctx);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     if (!layers) return -1.0;
     if (record) {
@@ -165,7 +167,7 @@ bool run_model(const ModelCase& mc, const Options& opt) {
   const auto want = test::read_file(test::testdata_path(mc.outputs[0]));
   for (Measured& x : m) {
     const double ms = invoke(x, false);
-    const auto got = it.output(0);
+    const auto got = x.model->output(0);
     if (ms < 0 || got.size() != want.size() || std::memcmp(got.data(), want.data(), want.size()) != 0) {
       std::fprintf(stderr, "bench cpu: %s: kernels=%s output differs from the expected bytes\n", name.c_str(),
                    x.label.c_str());

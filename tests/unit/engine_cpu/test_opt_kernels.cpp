@@ -474,6 +474,20 @@ TEST_CASE("without usable prepared data the optimised backend computes with the 
   p.output = out.data();  // no scratch, no prepared data (a caller that skipped prepare)
   b->conv2d(p);
   CHECK(out == want);
+  // Prepared data in another level's layout is not used (the reference kernel runs instead).
+  if (detect_simd_level() > SimdLevel::portable) {
+    const auto portable = make_optimized_kernel_backend(SimdLevel::portable);
+    std::vector<uint8_t> foreign(portable->prepared_bytes(OpParams{c.p}));
+    std::vector<uint8_t> scratch(b->scratch_bytes(OpParams{c.p}));
+    portable->prepare(OpParams{c.p}, foreign);
+    Conv2DParams q = c.p;
+    std::vector<uint8_t> out2(c.out_bytes);
+    q.output = out2.data();
+    q.scratch = scratch;
+    q.prepared = foreign;
+    b->conv2d(q);
+    CHECK(out2 == want);
+  }
   // A negative multiplier is outside the vector requantization's preconditions: prepare marks the block unusable.
   p.output_multiplier[0] = -5;
   std::vector<uint8_t> prepared(b->prepared_bytes(OpParams{p}));
@@ -482,6 +496,30 @@ TEST_CASE("without usable prepared data the optimised backend computes with the 
   std::memcpy(&h, prepared.data(), sizeof h);
   CHECK(h.magic == opt::kPreparedMagic);
   CHECK(h.usable == 0);
+}
+
+TEST_CASE("a depthwise filter taller than the row cache runs on the reference kernel, without scratch") {
+  Rng r(14);
+  ReferenceKernelBackend ref;
+  DepthwiseCase c;
+  DepthwiseConv2DParams& p = c.p;
+  p.input_shape = {1, 70, 3, 5};
+  p.filter_shape = {1, 66, 1, 5};
+  p.output_shape = {1, 5, 3, 5};
+  c.input = random_bytes<int8_t>(r, static_cast<size_t>(p.input_shape.elements()), -128, 127);
+  c.filter = random_bytes<int8_t>(r, static_cast<size_t>(p.filter_shape.elements()), -127, 127);
+  random_requant(r, 5, false, 600.0, p.output_multiplier, p.output_shift);
+  p.input = c.input.data();
+  p.filter = c.filter.data();
+  p.act_min = -128;
+  p.act_max = 127;
+  const auto want = run(ref, p, 75);
+  for (SimdLevel level : levels()) {
+    const auto b = make_optimized_kernel_backend(level);
+    CHECK(b->scratch_bytes(OpParams{p}) == 0);
+    CHECK(b->prepared_bytes(OpParams{p}) == 0);
+    CHECK(run(*b, p, 75) == want);
+  }
 }
 
 // ---- FULLY_CONNECTED -------------------------------------------------------------------------------------------

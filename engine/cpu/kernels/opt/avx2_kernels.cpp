@@ -315,6 +315,7 @@ void fill_avx2_kernels(OptKernels& k) {
   k.add[1] = add<true>;
   k.widen[0] = widen<false>;
   k.widen[1] = widen<true>;
+  k.gemm_layout = GemmLayout::pairs;
   k.packed_depthwise = true;
 }
 

@@ -1,7 +1,8 @@
 // aisrv CPU engine, optimised kernels — CONV_2D as an int16 GEMM per group: output pixels (rows) x output channels
 // (columns) over the depth K = filter_h * filter_w * group input channels.
-//   prepare: weights + filter offset packed once into int16 blocks of 16 channels, [K/2][16][2] (pairs of depth
-//            entries, the operand layout of the GEMM block), with per-channel bias / multiplier / shift padded to 16;
+//   prepare: weights + filter offset packed once into int16 blocks of 16 channels in the layout of the level's GEMM
+//            block (AVX2: [K/2][16][2], pairs of depth entries; portable: [16][K], one row per channel), with
+//            per-channel bias / multiplier / shift padded to 16;
 //   invoke:  tiles of output pixels; each tile's im2col rows (input + input offset as int16, zero for padding taps,
 //            depth padded to even) are built in scratch, then 6 x 16 GEMM blocks (opt_kernels.hpp) accumulate,
 //            requantize and store.
@@ -28,10 +29,13 @@ struct ConvPlan {
   size_t pixels = 0;                   // output pixels over all batches
   size_t tile_rows = 0;                // multiple of kGemmRows
   size_t block_bytes = 0;              // packed weights + bias + multiplier + shift of one block
+  bool fits = false;                   // sizes are sane (a hostile shape runs the reference kernel instead)
 
   size_t weights_bytes() const { return depth_padded * kGemmCols * sizeof(int16_t); }
-  size_t prepared_bytes() const { return kPreparedHeaderBytes + static_cast<size_t>(groups) * blocks * block_bytes; }
-  size_t scratch_bytes() const { return tile_rows * depth_padded * sizeof(int16_t); }
+  size_t prepared_bytes() const {
+    return fits ? kPreparedHeaderBytes + static_cast<size_t>(groups) * blocks * block_bytes : 0;
+  }
+  size_t scratch_bytes() const { return fits ? tile_rows * depth_padded * sizeof(int16_t) : 0; }
 };
 
 size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
@@ -51,11 +55,14 @@ ConvPlan plan_conv(const Conv2DParams& p) {
   c.tile_rows = std::min({fit, kMaxTileRows, round_up(std::max<size_t>(c.pixels, 1), kGemmRows)});
   c.tile_rows = std::max<size_t>(c.tile_rows / kGemmRows * kGemmRows, kGemmRows);
   c.block_bytes = c.weights_bytes() + 3 * kGemmCols * sizeof(int32_t);
+  const long double prepared = static_cast<long double>(c.groups) * c.blocks * c.block_bytes;
+  const long double scratch = static_cast<long double>(c.tile_rows) * c.depth_padded * sizeof(int16_t);
+  c.fits = c.groups >= 1 && c.group_out >= 1 && prepared < kMaxKernelBytes && scratch < kMaxKernelBytes;
   return c;
 }
 
 template <typename T>
-void pack(const Conv2DParams& p, const ConvPlan& c, std::span<uint8_t> prepared) {
+void pack(const Conv2DParams& p, const ConvPlan& c, GemmLayout layout, std::span<uint8_t> prepared) {
   const T* filter = static_cast<const T*>(p.filter);
   uint8_t* base = prepared.data() + kPreparedHeaderBytes;
   for (int32_t g = 0; g < c.groups; ++g) {
@@ -75,7 +82,9 @@ void pack(const Conv2DParams& p, const ConvPlan& c, std::span<uint8_t> prepared)
         const T* row = filter + oc * c.depth;
         for (size_t k = 0; k < c.depth_padded; ++k) {
           const int32_t v = valid && k < c.depth ? int32_t{row[k]} + p.filter_offset : 0;
-          w[(k / 2 * kGemmCols + static_cast<size_t>(j)) * 2 + k % 2] = static_cast<int16_t>(v);
+          const size_t at = layout == GemmLayout::pairs ? (k / 2 * kGemmCols + static_cast<size_t>(j)) * 2 + k % 2
+                                                        : static_cast<size_t>(j) * c.depth_padded + k;
+          w[at] = static_cast<int16_t>(v);
         }
       }
     }
@@ -177,19 +186,20 @@ void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k) {
 size_t conv2d_scratch_bytes(const Conv2DParams& p) { return plan_conv(p).scratch_bytes(); }
 size_t conv2d_prepared_bytes(const Conv2DParams& p) { return plan_conv(p).prepared_bytes(); }
 
-void conv2d_prepare(const Conv2DParams& p, std::span<uint8_t> prepared) {
+void conv2d_prepare(const Conv2DParams& p, GemmLayout layout, std::span<uint8_t> prepared) {
   const ConvPlan c = plan_conv(p);
-  if (prepared.size() < c.prepared_bytes()) return;
+  if (!c.fits || prepared.size() < c.prepared_bytes()) return;
   PreparedHeader h;
   h.magic = kPreparedMagic;
+  h.layout = static_cast<uint32_t>(layout);
   h.usable = requantization_in_range(p.output_multiplier, p.output_shift) &&
                      p.output_multiplier.size() == static_cast<size_t>(p.output_shape.c) &&
                      p.input_shape.c == c.groups * c.group_in && p.output_shape.c == c.groups * c.group_out
                  ? 1
                  : 0;
   if (h.usable) {
-    if (p.dtype == DType::int8) pack<int8_t>(p, c, prepared);
-    else pack<uint8_t>(p, c, prepared);
+    if (p.dtype == DType::int8) pack<int8_t>(p, c, layout, prepared);
+    else pack<uint8_t>(p, c, layout, prepared);
   }
   std::memcpy(prepared.data(), &h, sizeof h);
 }
@@ -199,8 +209,10 @@ void conv2d_prepare(const Conv2DParams& p, std::span<uint8_t> prepared) {
 void OptimizedKernelBackend::conv2d(const Conv2DParams& p) {
   const opt::ConvPlan c = opt::plan_conv(p);
   opt::PreparedHeader h;
-  if (p.prepared.size() >= c.prepared_bytes()) std::memcpy(&h, p.prepared.data(), sizeof h);
-  if (h.magic != opt::kPreparedMagic || !h.usable || p.scratch.size() < c.scratch_bytes() || c.pixels == 0) {
+  if (c.fits && p.prepared.size() >= c.prepared_bytes()) std::memcpy(&h, p.prepared.data(), sizeof h);
+  if (!c.fits || h.magic != opt::kPreparedMagic || !h.usable ||
+      h.layout != static_cast<uint32_t>(kernels_.gemm_layout) ||
+      p.scratch.size() < c.scratch_bytes() || c.pixels == 0) {
     ReferenceKernelBackend::conv2d(p);
     return;
   }

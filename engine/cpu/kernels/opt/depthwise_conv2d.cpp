@@ -24,15 +24,17 @@ struct DepthwisePlan {
   size_t taps = 0, pairs = 0;
   size_t width_padded = 0;  // input columns plus left and right padding columns
   size_t slots = 0;         // cached converted rows (filter_h)
+  bool fits = false;        // sizes are sane (a hostile shape runs the reference kernel instead)
 
   size_t packed_bytes() const { return channels_padded / 16 * pairs * 32 * sizeof(int16_t); }
   size_t params_bytes() const { return 3 * channels_padded * sizeof(int32_t); }
-  size_t prepared_bytes() const { return kPreparedHeaderBytes + packed_bytes() + params_bytes(); }
+  size_t prepared_bytes() const { return fits ? kPreparedHeaderBytes + packed_bytes() + params_bytes() : 0; }
   size_t row_elements() const { return width_padded * channels_padded; }
   // Converted row slots + one zero row, then the accumulators, the tap pointers and the slot tags.
   size_t scratch_bytes() const {
-    return (slots + 1) * row_elements() * sizeof(int16_t) + channels_padded * sizeof(int32_t) +
-           taps * sizeof(const int16_t*) + slots * sizeof(int64_t);
+    return fits ? (slots + 1) * row_elements() * sizeof(int16_t) + channels_padded * sizeof(int32_t) +
+                      taps * sizeof(const int16_t*) + slots * sizeof(int64_t)
+                : 0;
   }
 };
 
@@ -52,6 +54,9 @@ DepthwisePlan plan_depthwise(const DepthwiseConv2DParams& p) {
   const int64_t right = std::max<int64_t>(0, last - (is.w - 1));
   d.width_padded = static_cast<size_t>(int64_t{std::max(0, p.padding.left)} + is.w + right);
   d.slots = static_cast<size_t>(std::max(1, fs.h));
+  const long double rows = static_cast<long double>(d.slots + 1) * d.width_padded * d.channels_padded * 2;
+  const long double packed = static_cast<long double>(d.channels_padded) * (d.pairs + 1) * 4;
+  d.fits = d.slots <= kMaxFilterRows && rows < kMaxKernelBytes && packed < kMaxKernelBytes;
   return d;
 }
 
@@ -198,7 +203,7 @@ size_t depthwise_prepared_bytes(const DepthwiseConv2DParams& p) { return plan_de
 
 void depthwise_prepare(const DepthwiseConv2DParams& p, std::span<uint8_t> prepared) {
   const DepthwisePlan d = plan_depthwise(p);
-  if (prepared.size() < d.prepared_bytes()) return;
+  if (!d.fits || prepared.size() < d.prepared_bytes()) return;
   PreparedHeader h;
   h.magic = kPreparedMagic;
   h.usable = requantization_in_range(p.output_multiplier, p.output_shift) &&
@@ -218,8 +223,8 @@ void depthwise_prepare(const DepthwiseConv2DParams& p, std::span<uint8_t> prepar
 void OptimizedKernelBackend::depthwise_conv2d(const DepthwiseConv2DParams& p) {
   const opt::DepthwisePlan d = opt::plan_depthwise(p);
   opt::PreparedHeader h;
-  if (p.prepared.size() >= d.prepared_bytes()) std::memcpy(&h, p.prepared.data(), sizeof h);
-  if (h.magic != opt::kPreparedMagic || !h.usable || p.scratch.size() < d.scratch_bytes()) {
+  if (d.fits && p.prepared.size() >= d.prepared_bytes()) std::memcpy(&h, p.prepared.data(), sizeof h);
+  if (!d.fits || h.magic != opt::kPreparedMagic || !h.usable || p.scratch.size() < d.scratch_bytes()) {
     ReferenceKernelBackend::depthwise_conv2d(p);
     return;
   }

@@ -18,10 +18,16 @@ namespace aisrv::engine::cpu::opt {
 inline constexpr int kGemmRows = 6;
 inline constexpr int kGemmCols = 16;
 
+// How a block's weights (+ filter offset, int16, depth padded to even Kp) are laid out in the prepared data.
+enum class GemmLayout : uint32_t {
+  pairs = 1,  // [Kp / 2][kGemmCols][2]: a broadcast input pair multiplies 8 channels' weight pairs (AVX2)
+  rows = 2,   // [kGemmCols][Kp]: one contiguous row per channel, for dot products (portable)
+};
+
 struct GemmBlock {
   const int16_t* a = nullptr;  // kGemmRows im2col rows (input + input offset, zero where padded), a_stride apart
   size_t a_stride = 0;         // int16 elements between rows (the padded depth Kp, even)
-  const int16_t* b = nullptr;  // packed weights (+ filter offset) of kGemmCols channels: [Kp / 2][kGemmCols][2]
+  const int16_t* b = nullptr;  // the block's weights in the table's gemm_layout
   int32_t pairs = 0;           // Kp / 2
   const int32_t* bias = nullptr;        // kGemmCols entries each
   const int32_t* multiplier = nullptr;
@@ -85,7 +91,8 @@ struct OptKernels {
   void (*add[2])(const AddSpan&) = {};
   // dst[i] = src[i] + offset as int16 (int8 or uint8 source bytes).
   void (*widen[2])(const uint8_t* src, int16_t* dst, size_t count, int32_t offset) = {};
-  bool packed_depthwise = false;  // depthwise_row reads `packed` (else `filter`)
+  GemmLayout gemm_layout = GemmLayout::rows;  // what gemm reads
+  bool packed_depthwise = false;               // depthwise_row reads `packed` (else `filter`)
 };
 
 // The plain C++ table (every entry set).

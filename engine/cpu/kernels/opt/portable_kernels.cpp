@@ -9,25 +9,25 @@ namespace aisrv::engine::cpu::opt {
 
 namespace {
 
+// Weights in GemmLayout::rows: every output is a dot product of an im2col row with a channel's weight row, the
+// int16 x int16 -> int32 reduction compilers vectorise (pmaddwd with SSE2, smlal with NEON).
+int32_t dot(const int16_t* a, const int16_t* b, int32_t n) {
+  int32_t acc = 0;
+  for (int32_t k = 0; k < n; ++k) acc += a[k] * b[k];
+  return acc;
+}
+
 template <bool U>
 void gemm(const GemmBlock& g) {
-  int32_t acc[kGemmRows][kGemmCols];
-  for (int32_t r = 0; r < g.rows; ++r)
-    for (int j = 0; j < kGemmCols; ++j) acc[r][j] = g.bias[j];
+  const int32_t depth = 2 * g.pairs;
   for (int32_t r = 0; r < g.rows; ++r) {
     const int16_t* a = g.a + static_cast<size_t>(r) * g.a_stride;
-    int32_t* c = acc[r];
-    for (int32_t p = 0; p < g.pairs; ++p) {
-      const int32_t a0 = a[2 * p], a1 = a[2 * p + 1];
-      const int16_t* b = g.b + static_cast<size_t>(p) * kGemmCols * 2;
-      for (int j = 0; j < kGemmCols; ++j) c[j] += a0 * b[2 * j] + a1 * b[2 * j + 1];
-    }
-  }
-  for (int32_t r = 0; r < g.rows; ++r) {
     uint8_t* out = g.out + static_cast<size_t>(r) * g.out_stride;
-    for (int32_t j = 0; j < g.cols; ++j)
+    for (int32_t j = 0; j < g.cols; ++j) {
+      const int32_t acc = g.bias[j] + dot(a, g.b + static_cast<size_t>(j) * static_cast<size_t>(depth), depth);
       out[j] = static_cast<uint8_t>(
-          fp::requantize(acc[r][j], g.multiplier[j], g.shift[j], g.output_offset, g.act_min, g.act_max));
+          fp::requantize(acc, g.multiplier[j], g.shift[j], g.output_offset, g.act_min, g.act_max));
+    }
   }
 }
 
@@ -85,6 +85,7 @@ void fill_portable_kernels(OptKernels& k) {
   k.add[1] = add<true>;
   k.widen[0] = widen<false>;
   k.widen[1] = widen<true>;
+  k.gemm_layout = GemmLayout::rows;
   k.packed_depthwise = false;
 }
 
