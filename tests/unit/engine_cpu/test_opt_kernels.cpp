@@ -1,5 +1,5 @@
 // aisrv tests — the optimised kernel backend against the reference backend (differential): randomized CONV_2D,
-// DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD, PAD and TRANSPOSE cases — many shapes, strides, dilations, SAME/VALID
+// DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD, MEAN, PAD and TRANSPOSE cases — many shapes, strides, dilations, SAME/VALID
 // padding, groups, depth multipliers 1/2/3/8, odd channel counts (not multiples of the SIMD width), 1-pixel images,
 // int8 per-channel and uint8 per-tensor with zero points, activation clamps, accumulators at the int32 limit the
 // loader allows — at every SIMD level this processor has. Every buffer (input, output, scratch, prepared data) is
@@ -621,6 +621,53 @@ TEST_CASE("ADD: opt equals ref on random element counts, offsets, scales and cla
                     << (broadcast ? " broadcast" : ""));
       const auto got = run(*make_optimized_kernel_backend(level), p, out_bytes);
       CHECK_MESSAGE(got == want, "first difference: " << first_difference(got, want));
+    }
+  }
+}
+
+// ---- MEAN -------------------------------------------------------------------------------------------------------
+
+TEST_CASE("MEAN: opt equals ref on random shapes and axis sets (adjacent or not), int8 / uint8 / float32") {
+  Rng r(15);
+  ReferenceKernelBackend ref;
+  for (int i = 0; i < 300; ++i) {
+    MeanParams p;
+    p.dtype = r.pick({DType::int8, DType::uint8, DType::float32});
+    const int rank = r.uniform(1, 5);
+    p.input_shape.rank = rank;
+    p.output_elements = p.reduced_elements = 1;
+    bool any = false;
+    for (int d = 0; d < rank; ++d) {
+      const auto k = static_cast<size_t>(d);
+      p.input_shape.dims[k] = r.uniform(1, rank > 3 ? 6 : 12);
+      p.reduced[k] = r.chance(0.5);
+      any = any || p.reduced[k];
+    }
+    if (!any) p.reduced[static_cast<size_t>(r.uniform(0, rank - 1))] = true;
+    for (int d = 0; d < rank; ++d)
+      (p.reduced[static_cast<size_t>(d)] ? p.reduced_elements : p.output_elements) *= p.input_shape[d];
+    p.input_zero_point = p.dtype == DType::uint8 ? r.uniform(0, 255) : r.uniform(-128, 127);
+    p.output_zero_point = p.dtype == DType::uint8 ? r.uniform(0, 255) : r.uniform(-128, 127);
+    p.multiplier = random_multiplier(r);
+    p.shift = r.uniform(-12, 2);
+    const auto n = static_cast<size_t>(p.input_shape.elements());
+    std::vector<uint8_t> input;
+    size_t out_bytes = static_cast<size_t>(p.output_elements);
+    if (p.dtype == DType::float32) {
+      input.resize(n * 4);
+      for (size_t k = 0; k < n; ++k) {
+        const float v = static_cast<float>(r.uniform(-1000000, 1000000)) / 997.0f;
+        std::memcpy(input.data() + 4 * k, &v, 4);
+      }
+      out_bytes *= 4;
+    } else {
+      input = random_bytes<uint8_t>(r, n, 0, 255);
+    }
+    p.input = input.data();
+    const auto want = run(ref, p, out_bytes);
+    for (SimdLevel level : levels()) {
+      INFO("level " << simd_level_name(level) << " rank " << rank);
+      CHECK(run(*make_optimized_kernel_backend(level), p, out_bytes) == want);
     }
   }
 }

@@ -1,7 +1,7 @@
 // aisrv CPU engine, optimised kernels — the backend class (internal to kernels/opt): the reference backend with
 // the kernels that matter overridden (profile of the test models: CONV_2D and DEPTHWISE_CONV_2D take > 95 % of the
-// reference time, then PAD, ADD, TRANSPOSE, FULLY_CONNECTED). One file per kernel driver; the inner loops come from
-// an OptKernels table filled for the instruction-set level chosen at construction (opt_kernels.hpp).
+// reference time, then PAD, ADD, TRANSPOSE, MEAN, FULLY_CONNECTED). One file per kernel driver; the inner loops come
+// from an OptKernels table filled for the instruction-set level chosen at construction (opt_kernels.hpp).
 #pragma once
 
 #include "aisrv/engine/cpu/kernel_backend.hpp"
@@ -26,6 +26,7 @@ class OptimizedKernelBackend : public ReferenceKernelBackend {
   void depthwise_conv2d(const DepthwiseConv2DParams& p) override;
   void fully_connected(const FullyConnectedParams& p) override;
   void add(const AddParams& p) override;
+  void mean(const MeanParams& p) override;
   void pad(const PadParams& p) override;
   void transpose(const TransposeParams& p) override;
 
