@@ -24,7 +24,7 @@ using namespace aisrv::engine::hailo8::transform;
 
 namespace {
 
-constexpr Shape3 kFrame{640, 640, 3};
+constexpr Shape kFrame{640, 640, 3};
 const QuantInfo kPixelQp{0.0f, 1.0f / 255.0f, 0.0f, 1.0f};
 
 std::vector<float> pixel_frame() {
@@ -35,9 +35,9 @@ std::vector<float> pixel_frame() {
   return f;
 }
 
-void quantize_case(benchmark::State& state, DeviceOrder order, Shape3 hw) {
+void quantize_case(benchmark::State& state, FormatOrder order, Shape hw) {
   const auto host = pixel_frame();
-  std::vector<uint8_t> dev(*device_frame_bytes(order, kFrame, hw, ElementType::u8));
+  std::vector<uint8_t> dev(*device_frame_bytes(order, kFrame, hw, FormatType::uint8));
   for (auto _ : state) {
     auto s = quantize_to_device(host, kFrame, kPixelQp, order, hw, dev);
     if (!s) state.SkipWithError(s.error().message.c_str());
@@ -46,8 +46,8 @@ void quantize_case(benchmark::State& state, DeviceOrder order, Shape3 hw) {
   }
 }
 
-void BM_quantize_pad_nhwc(benchmark::State& state) { quantize_case(state, DeviceOrder::nhwc, {640, 640, 3}); }
-void BM_quantize_nhcw(benchmark::State& state) { quantize_case(state, DeviceOrder::nhcw, {640, 640, 3}); }
+void BM_quantize_pad_nhwc(benchmark::State& state) { quantize_case(state, FormatOrder::nhwc, {640, 640, 3}); }
+void BM_quantize_nhcw(benchmark::State& state) { quantize_case(state, FormatOrder::nhcw, {640, 640, 3}); }
 
 void BM_memcpy_frame(benchmark::State& state) {
   const auto host = pixel_frame();

@@ -1,5 +1,5 @@
-// aisrv CPU engine — the "cpu" InferenceBackend: options, kernel-backend selection (opt -> ref fallback), and the
-// load / input / invoke / output lifecycle on top of the Interpreter.
+// aisrv CPU engine — the "cpu" InferenceBackend: options, kernel-backend selection, and the load / input / invoke /
+// output lifecycle on top of the Interpreter.
 #include "aisrv/engine/cpu/cpu_backend.hpp"
 
 #include "interpreter.hpp"
@@ -27,16 +27,9 @@ Result<CpuOptions> parse_cpu_options(const EngineSpec& spec) {
 
 Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const CpuOptions& options) {
   std::unique_ptr<KernelBackend> primary = make_kernel_backend(options.kernels);
-  std::string note;
-  if (!primary) {
-    note = fmt::format("cpu: kernels={} requested, but this build has no such kernel backend; using kernels=ref",
-                       options.kernels);
-    primary = make_kernel_backend("ref");
-  }
+  if (!primary) return make_error(Errc::invalid_argument, "cpu: kernels={} is not one of ref, opt", options.kernels);
   std::unique_ptr<KernelBackend> checker = options.verify ? make_kernel_backend("ref") : nullptr;
-  auto backend = std::make_unique<CpuBackend>(options, std::move(primary), std::move(checker));
-  backend->selection_note_ = std::move(note);
-  return backend;
+  return std::make_unique<CpuBackend>(options, std::move(primary), std::move(checker));
 }
 
 CpuBackend::CpuBackend(CpuOptions options, std::unique_ptr<KernelBackend> primary,
@@ -52,7 +45,6 @@ std::string CpuBackend::options() const {
 
 Result<ModelInfo> CpuBackend::load(std::span<const uint8_t> model, const LoadOptions& options) {
   unload();
-  if (!selection_note_.empty() && options.log) options.log(selection_note_);
   InterpreterConfig config;
   config.arena_budget = options_.arena_budget;
   config.placement = options.placement;
@@ -64,8 +56,8 @@ Result<ModelInfo> CpuBackend::load(std::span<const uint8_t> model, const LoadOpt
   model_ = std::move(loaded).value();
   if (options.log)
     options.log(checker_ ? fmt::format("cpu: kernels={}, verified operator by operator against kernels={}",
-                                       primary_->name(), checker_->name())
-                         : fmt::format("cpu: kernels={}", primary_->name()));
+                                       primary_->description(), checker_->description())
+                         : fmt::format("cpu: kernels={}", primary_->description()));
   return model_->info();
 }
 
@@ -84,7 +76,7 @@ Result<std::vector<LayerTime>> CpuBackend::invoke(const InvokeContext& ctx) {
 
 void register_cpu_backend(BackendRegistry& registry) {
   registry.add("cpu",
-               "TensorFlow Lite INT8 interpreter; options kernels=ref|opt (default opt, falls back to ref), "
+               "TensorFlow Lite INT8 interpreter; options kernels=ref|opt (default opt), "
                "verify=on|off (compare every operator with ref), arena=SIZE (default 64M)",
                [](const EngineSpec& spec) -> Result<std::unique_ptr<InferenceBackend>> {
                  const CpuOptions options = AISRV_TRY(parse_cpu_options(spec));

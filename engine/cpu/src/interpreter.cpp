@@ -105,7 +105,7 @@ Result<void> Interpreter::build_memory(uint8_t* arena, const std::vector<size_t>
   return {};
 }
 
-Result<void> Interpreter::prepare_operators(const InterpreterConfig& config, std::vector<size_t>* scratch_sizes) {
+Result<void> Interpreter::prepare_operators(const InterpreterConfig& config, KernelMemoryNeeds* needs) {
   ops_.clear();
   ops_.reserve(graph_.operators.size());
   for (size_t i = 0; i < graph_.operators.size(); ++i) {
@@ -129,12 +129,21 @@ Result<void> Interpreter::prepare_operators(const InterpreterConfig& config, std
     op.params = AISRV_TRY(prepare(PrepareContext(graph_, i, memory_)));
     for (int32_t t : spec.inputs)
       if (t != kNoTensor && graph_.tensors[static_cast<size_t>(t)].is_variable) op.variables.push_back(t);
-    if (scratch_sizes) {
+    if (needs) {
       size_t s = config.primary ? config.primary->scratch_bytes(op.params) : 0;
       if (config.checker) s = std::max(s, config.checker->scratch_bytes(op.params));
-      scratch_sizes->push_back(s);
+      needs->scratch.push_back(s);
+      needs->primary_prepared.push_back(config.primary ? config.primary->prepared_bytes(op.params) : 0);
+      needs->checker_prepared.push_back(config.checker ? config.checker->prepared_bytes(op.params) : 0);
     } else {
       std::visit([&](auto& p) { p.scratch = scratch_[i]; }, op.params);
+      // Each backend prepares its own data from the bound constants; the primary's travels in the parameters,
+      // the checker's is swapped in when it runs (invoke).
+      if (config.checker && !checker_prepared_[i].empty()) config.checker->prepare(op.params, checker_prepared_[i]);
+      if (config.primary && !primary_prepared_[i].empty()) {
+        config.primary->prepare(op.params, primary_prepared_[i]);
+        set_prepared(op.params, primary_prepared_[i]);
+      }
     }
     ops_.push_back(std::move(op));
   }
@@ -158,12 +167,13 @@ Result<std::unique_ptr<Interpreter>> Interpreter::load(std::span<const uint8_t> 
     return make_error(Errc::model_error, "model has {} tensors; the cpu engine accepts at most {}", g.tensors.size(),
                       kMaxTensors);
 
-  std::vector<size_t> scratch_sizes;
+  KernelMemoryNeeds needs;
   AISRV_TRY(it->build_memory(nullptr, {}, true));
-  AISRV_TRY(it->prepare_operators(config, &scratch_sizes));
+  AISRV_TRY(it->prepare_operators(config, &needs));
 
   // 2. Lifetimes: inputs and variables live for the whole invoke (inputs are read back after it), outputs from
-  // their producer to the end, everything else from producer to last reader; scratch for its operator only.
+  // their producer to the end, everything else from producer to last reader; scratch for its operator only;
+  // the backends' prepared data for the lifetime of the model.
   const auto op_count = static_cast<int32_t>(g.operators.size());
   const int32_t end = std::max(op_count - 1, 0);
   std::vector<int32_t> first(g.tensors.size(), std::numeric_limits<int32_t>::max());
@@ -195,8 +205,14 @@ Result<std::unique_ptr<Interpreter>> Interpreter::load(std::span<const uint8_t> 
     requests.push_back(BufferRequest{g.tensors[t].bytes, first[t], last[t]});
   }
   const size_t tensor_requests = requests.size();
-  for (int32_t i = 0; i < op_count; ++i)
-    requests.push_back(BufferRequest{scratch_sizes[static_cast<size_t>(i)], i, i});
+  for (int32_t i = 0; i < op_count; ++i) requests.push_back(BufferRequest{needs.scratch[static_cast<size_t>(i)], i, i});
+  size_t prepared_total = 0;
+  for (int32_t i = 0; i < op_count; ++i) {
+    const auto k = static_cast<size_t>(i);
+    requests.push_back(BufferRequest{needs.primary_prepared[k], 0, end});
+    requests.push_back(BufferRequest{needs.checker_prepared[k], 0, end});
+    prepared_total += needs.primary_prepared[k] + needs.checker_prepared[k];
+  }
   it->plan_ = plan_memory(requests);
 
   // 3. Budget: activations (+ the model itself when it is placed in the arena).
@@ -229,9 +245,12 @@ Result<std::unique_ptr<Interpreter>> Interpreter::load(std::span<const uint8_t> 
   std::vector<size_t> tensor_offsets(it->plan_.offsets.begin(),
                                      it->plan_.offsets.begin() + static_cast<std::ptrdiff_t>(tensor_requests));
   AISRV_TRY(it->build_memory(it->arena_, tensor_offsets, false));
+  auto arena_span = [&](size_t r) { return std::span<uint8_t>(it->arena_ + it->plan_.offsets[r], requests[r].bytes); };
   for (int32_t i = 0; i < op_count; ++i) {
-    const size_t r = tensor_requests + static_cast<size_t>(i);
-    it->scratch_.push_back(std::span<uint8_t>(it->arena_ + it->plan_.offsets[r], requests[r].bytes));
+    const auto k = static_cast<size_t>(i);
+    it->scratch_.push_back(arena_span(tensor_requests + k));
+    it->primary_prepared_.push_back(arena_span(tensor_requests + static_cast<size_t>(op_count) + 2 * k));
+    it->checker_prepared_.push_back(arena_span(tensor_requests + static_cast<size_t>(op_count) + 2 * k + 1));
   }
   AISRV_TRY(it->prepare_operators(config, nullptr));
   for (size_t t = 0; t < it->graph_.tensors.size(); ++t)
@@ -258,12 +277,15 @@ Result<std::unique_ptr<Interpreter>> Interpreter::load(std::span<const uint8_t> 
   for (int32_t t : it->graph_.outputs) info.outputs.push_back(describe(it->graph_.tensors[static_cast<size_t>(t)]));
   info.arena_bytes = it->plan_.arena_bytes;
   info.layer_count = static_cast<uint32_t>(it->ops_.size());
+  const size_t buffers = static_cast<size_t>(
+      std::count_if(requests.begin(), requests.end(), [](const BufferRequest& r) { return r.bytes > 0; }));
   log_line(config.log,
-           fmt::format("cpu: model {} bytes ({}), {} operators, {} tensors; arena {} bytes ({}) for {} buffers, "
-                       "peak live {} bytes, one-buffer-per-tensor {} bytes, planner efficiency {:.1f}%",
+           fmt::format("cpu: model {} bytes ({}), {} operators, {} tensors; arena {} bytes ({}) for {} buffers "
+                       "including {} bytes of prepared kernel data, peak live {} bytes, one-buffer-per-tensor {} "
+                       "bytes, planner efficiency {:.1f}%",
                        model.size(), config.placement == Placement::arena ? "placed in the arena" : "external",
                        it->ops_.size(), it->graph_.tensors.size(), it->plan_.arena_bytes, mib(it->plan_.arena_bytes),
-                       requests.size(), it->plan_.peak_live_bytes, it->plan_.naive_bytes,
+                       buffers, prepared_total, it->plan_.peak_live_bytes, it->plan_.naive_bytes,
                        100.0 * it->plan_.efficiency()));
   if (!it->realigned_.empty())
     log_line(config.log, fmt::format("cpu: {} constant tensors were misaligned in the model and copied",
@@ -334,7 +356,9 @@ Result<std::vector<LayerTime>> Interpreter::invoke(KernelBackend& primary, Kerne
         std::memcpy(snapshot_.data() + pos, memory_.arena[static_cast<size_t>(t)], n);
         pos += n;
       }
-      run_kernel(*checker, with_output(op.params, shadow_.data()));
+      OpParams checked = with_output(op.params, shadow_.data());
+      set_prepared(checked, checker_prepared_[i]);
+      run_kernel(*checker, checked);
       pos = 0;
       for (int32_t t : op.variables) {
         const size_t n = graph_.tensors[static_cast<size_t>(t)].bytes;

@@ -71,7 +71,12 @@ class Interpreter {
  private:
   Interpreter() = default;
   Result<void> build_memory(uint8_t* arena, const std::vector<size_t>& offsets, bool sizing);
-  Result<void> prepare_operators(const InterpreterConfig& config, std::vector<size_t>* scratch_sizes);
+  // Per operator: scratch bytes (the larger need of the two backends) and each backend's prepared-data bytes.
+  struct KernelMemoryNeeds {
+    std::vector<size_t> scratch, primary_prepared, checker_prepared;
+  };
+  // With `needs`: the sizing pass (arena not yet allocated). Without: binds scratch and runs the backends' prepare.
+  Result<void> prepare_operators(const InterpreterConfig& config, KernelMemoryNeeds* needs);
   Result<void> compare_outputs(size_t op_index, std::span<const uint8_t> got, std::span<const uint8_t> want,
                                std::string_view primary, std::string_view checker, const InvokeContext& ctx) const;
   void reset_variables();
@@ -86,6 +91,7 @@ class Interpreter {
   std::vector<int32_t> arena_tensors_;  // tensors placed in the arena, in request order
   std::vector<PreparedOp> ops_;
   std::vector<std::span<uint8_t>> scratch_;  // per operator
+  std::vector<std::span<uint8_t>> primary_prepared_, checker_prepared_;  // per operator, in the arena
   std::vector<int32_t> variables_;
   MemoryPlan plan_;
   ModelInfo info_;

@@ -1,5 +1,5 @@
-// aisrv CPU engine — dispatch of a prepared operator to the matching KernelBackend method, and the output-buffer
-// accessors the verify mode uses to run a second backend into a separate buffer.
+// aisrv CPU engine — dispatch of a prepared operator to the matching KernelBackend method, and the accessors the
+// verify mode uses to run a second backend into a separate buffer with its own load-time data.
 #include "aisrv/engine/cpu/kernel_backend.hpp"
 
 namespace aisrv::engine::cpu {
@@ -48,6 +48,14 @@ OpParams with_output(const OpParams& op, void* output) {
              },
              copy);
   return copy;
+}
+
+void set_prepared(OpParams& op, std::span<const uint8_t> prepared) {
+  std::visit(
+      [&](auto& p) {
+        if constexpr (requires { p.prepared; }) p.prepared = prepared;
+      },
+      op);
 }
 
 }  // namespace aisrv::engine::cpu

@@ -1,17 +1,18 @@
-// aisrv hailo8 — the "hailo8" backend: HEF validation and tensor sizing at load, inference through libhailort at
-// invoke (device check -> library -> session configured once per model -> write inputs -> read outputs).
+// aisrv hailo8 — the "hailo8" backend: HEF validation and tensor sizing at load, inference at invoke (device check
+// through our driver layer -> libhailort -> session configured once per model -> quantize float inputs -> write
+// inputs -> read outputs -> dequantize float outputs).
 #include "aisrv/engine/hailo8/backend.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
+#include <chrono>
 
 #include <fmt/format.h>
 
 #include "aisrv/engine/hailo8/hef/reader.hpp"
-#include "aisrv/engine/hailo8/runtime/device_nodes.hpp"
 #include "aisrv/engine/hailo8/runtime/hailort_library.hpp"
 #include "aisrv/engine/hailo8/runtime/session.hpp"
+#include "device_check.hpp"
+#include "host_tensor.hpp"
 
 namespace aisrv::engine::hailo8 {
 namespace {
@@ -20,67 +21,43 @@ using engine::InferenceBackend;
 using engine::InvokeContext;
 using engine::LoadOptions;
 using engine::ModelInfo;
-using engine::TensorDesc;
 
 void log_line(const engine::LogFn& log, const std::string& line) {
   if (log) log(line);
 }
 
-protocol::DType dtype_of(hef::FormatType t) {
-  switch (t) {
-    case hef::FormatType::uint8: return protocol::DType::uint8;
-    case hef::FormatType::uint16: return protocol::DType::uint16;
-    case hef::FormatType::float32: return protocol::DType::float32;
-    default: return protocol::DType::unknown;
-  }
+uint64_t elapsed_ns(std::chrono::steady_clock::time_point since) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - since).count());
 }
 
-int32_t to_i32(uint32_t v) { return static_cast<int32_t>(std::min<uint32_t>(v, std::numeric_limits<int32_t>::max())); }
+Result<FloatIo> parse_float_io(const std::string& value) {
+  if (value == "in") return FloatIo{true, false};
+  if (value == "out") return FloatIo{false, true};
+  if (value == "both" || value == "on") return FloatIo{true, true};
+  if (value == "none" || value == "off") return FloatIo{false, false};
+  return make_error(Errc::invalid_argument, "float={} is not one of in, out, both, none", value);
+}
 
-// Host tensor of one vstream: NC -> [1, C]; NHW -> [1, H, W]; NMS by class -> [1, C*(1+5*M)] float32 values;
-// everything else -> [1, H, W, F].
-Result<TensorDesc> describe_tensor(const hef::VStreamInfo& v) {
-  TensorDesc t;
-  t.name = v.name;
-  t.dtype = dtype_of(v.type);
-  const uint64_t bytes = v.frame_size();
-  if (bytes == 0 || bytes > std::numeric_limits<uint32_t>::max())
-    return make_error(Errc::model_error, "vstream '{}' has a frame of {} bytes", v.name, bytes);
-  t.bytes = static_cast<uint32_t>(bytes);
-  if (v.nms) {
-    t.shape = {1, to_i32(static_cast<uint32_t>(bytes / 4))};
-    return t;  // float32 boxes, not quantized
-  }
-  switch (v.order) {
-    case hef::FormatOrder::nc: t.shape = {1, to_i32(v.shape.features)}; break;
-    case hef::FormatOrder::nhw: t.shape = {1, to_i32(v.shape.height), to_i32(v.shape.width)}; break;
-    default: t.shape = {1, to_i32(v.shape.height), to_i32(v.shape.width), to_i32(v.shape.features)}; break;
-  }
-  if (v.type == hef::FormatType::float32) return t;
-  auto zp = [](float z) { return static_cast<int32_t>(std::lround(z)); };
-  if (v.quant_is_per_feature) {
-    t.quant_axis = static_cast<int32_t>(t.shape.size()) - 1;
-    for (const auto& q : v.quant_per_feature) {
-      t.scale.push_back(q.scale);
-      t.zero_point.push_back(zp(q.zero_point));
-    }
-  } else if (v.quant.scale != 0) {
-    t.scale = {v.quant.scale};
-    t.zero_point = {zp(v.quant.zero_point)};
-  }
-  return t;
+std::string_view float_io_name(FloatIo io) {
+  if (io.inputs && io.outputs) return "both";
+  if (io.inputs) return "in";
+  if (io.outputs) return "out";
+  return "none";
 }
 
 class Hailo8Backend final : public InferenceBackend {
  public:
-  explicit Hailo8Backend(Hailo8Options options) : options_(std::move(options)) {}
+  explicit Hailo8Backend(Hailo8Options options) : options_(std::move(options)) {
+    if (!options_.driver_opener) options_.driver_opener = std::make_shared<driver::LinuxDriverOpener>();
+  }
   ~Hailo8Backend() override { unload(); }
 
   std::string_view kind() const override { return "hailo8"; }
 
   std::string options() const override {
-    return fmt::format("device={},hailort={}", options_.device.empty() ? "auto" : options_.device,
-                       options_.hailort.empty() ? "auto" : options_.hailort);
+    return fmt::format("device={},hailort={},float={}", options_.device.empty() ? "auto" : options_.device,
+                       options_.hailort.empty() ? "auto" : options_.hailort, float_io_name(options_.float_io));
   }
 
   Result<ModelInfo> load(std::span<const uint8_t> model, const LoadOptions& load_options) override {
@@ -100,24 +77,30 @@ class Hailo8Backend final : public InferenceBackend {
     auto outs = hef::output_vstream_infos(group);
     if (!outs) return make_error(Errc::model_error, "HEF refused: {}", outs.error().message);
 
-    ModelInfo info;
-    info.format = "hef";
-    info.layer_count = 2;  // timings: write, read
-    std::vector<runtime::TensorSpec> in_specs, out_specs;
+    std::vector<HostTensor> inputs, outputs;
+    bool quantizes = false, dequantizes = false;
     for (const auto& v : *ins) {
-      info.inputs.push_back(AISRV_TRY(describe_tensor(v)));
-      in_specs.push_back({v.name, static_cast<uint32_t>(v.type), v.frame_size()});
+      inputs.push_back(AISRV_TRY(HostTensor::input(v, options_.float_io.inputs)));
+      quantizes = quantizes || inputs.back().conversion() != HostTensor::Conversion::none;
     }
     for (const auto& v : *outs) {
-      info.outputs.push_back(AISRV_TRY(describe_tensor(v)));
-      out_specs.push_back({v.name, static_cast<uint32_t>(v.type), v.frame_size()});
+      outputs.push_back(AISRV_TRY(HostTensor::output(v, options_.float_io.outputs)));
+      dequantizes = dequantizes || outputs.back().conversion() != HostTensor::Conversion::none;
     }
+
+    ModelInfo info;
+    info.format = "hef";
+    // Timings: [quantize,] write, read[, dequantize].
+    info.layer_count = 2 + (quantizes ? 1 : 0) + (dequantizes ? 1 : 0);
+    for (const auto& t : inputs) info.inputs.push_back(t.desc());
+    for (const auto& t : outputs) info.outputs.push_back(t.desc());
 
     const auto& log = load_options.log;
     log_line(log, fmt::format("hailo8: HEF v{} for {} (SDK {}), network group '{}', {} context(s), {} input(s), {} "
-                              "output(s)",
+                              "output(s), float I/O {}",
                               hef->container.version, hef::hw_arch_name(hef->hw_arch), hef->sdk_version, group.name,
-                              group.context_count, info.inputs.size(), info.outputs.size()));
+                              group.context_count, info.inputs.size(), info.outputs.size(),
+                              float_io_name(options_.float_io)));
     hef_hint_.clear();
     if (!hef->periph_calculation_in_hailort) {
       hef_hint_ = "the HEF lacks the PERIPH_CALCULATION_IN_HAILORT extension, which HailoRT 4.14 and later require";
@@ -134,12 +117,10 @@ class Hailo8Backend final : public InferenceBackend {
 
     model_.assign(model.begin(), model.end());
     group_name_ = group.name;
-    in_specs_ = std::move(in_specs);
-    out_specs_ = std::move(out_specs);
-    inputs_.clear();
-    outputs_.clear();
-    for (const auto& t : info.inputs) inputs_.emplace_back(t.bytes, 0);
-    for (const auto& t : info.outputs) outputs_.emplace_back(t.bytes, 0);
+    quantizes_ = quantizes;
+    dequantizes_ = dequantizes;
+    inputs_ = std::move(inputs);
+    outputs_ = std::move(outputs);
     loaded_ = true;
     return info;
   }
@@ -150,63 +131,62 @@ class Hailo8Backend final : public InferenceBackend {
     model_.clear();
     inputs_.clear();
     outputs_.clear();
-    in_specs_.clear();
-    out_specs_.clear();
   }
 
   std::span<uint8_t> input(size_t index) override {
     if (!loaded_ || index >= inputs_.size()) return {};
-    return inputs_[index];
+    return inputs_[index].user();
   }
   std::span<const uint8_t> output(size_t index) const override {
     if (!loaded_ || index >= outputs_.size()) return {};
-    return outputs_[index];
+    return outputs_[index].user();
   }
 
   Result<std::vector<engine::LayerTime>> invoke(const InvokeContext& ctx) override {
     if (!loaded_) return make_error(Errc::no_model, "no HEF loaded");
     if (ctx.cancelled()) return make_error(Errc::cancelled, "inference cancelled before it started");
-    for (auto& o : outputs_) std::fill(o.begin(), o.end(), uint8_t{0});  // nothing stale survives a failure
-    if (!session_) {
-      if (auto s = start_session(ctx.log); !s) {
-        log_line(ctx.log, "hailo8: " + s.error().message);
-        return std::move(s).error();
-      }
+    for (auto& o : outputs_) o.clear();  // nothing stale survives a failure
+    auto times = run(ctx.log);
+    if (!times) {
+      for (auto& o : outputs_) o.clear();
+      log_line(ctx.log, "hailo8: " + times.error().message);
     }
-    std::vector<std::span<const uint8_t>> in;
-    for (const auto& b : inputs_) in.emplace_back(b);
-    std::vector<std::span<uint8_t>> out;
-    for (auto& b : outputs_) out.emplace_back(b);
-    runtime::RunTimes times;
-    if (auto s = session_->run(in, out, &times); !s) {
-      session_.reset();  // reconfigure on the next invoke
-      for (auto& o : outputs_) std::fill(o.begin(), o.end(), uint8_t{0});
-      log_line(ctx.log, "hailo8: " + s.error().message);
-      return std::move(s).error();
-    }
-    return std::vector<engine::LayerTime>{{group_name_ + ":write", "HAILORT_VSTREAM_WRITE", times.write_ns},
-                                          {group_name_ + ":read", "HAILORT_VSTREAM_READ", times.read_ns}};
+    return times;
   }
 
  private:
-  // Device node -> libhailort -> configured session, each failure named.
-  Status start_session(const engine::LogFn& log) {
-    const runtime::DeviceRoots roots{options_.dev_root, options_.sysfs_class};
-    std::optional<std::string> device_id;
-    std::string node;
-    if (!options_.device.empty()) {
-      std::error_code ec;
-      if (!std::filesystem::exists(options_.device, ec))
-        return make_error(Errc::infer_error, "no Hailo-8 at {}: no such device node", options_.device);
-      node = options_.device;
-    } else {
-      const auto nodes = runtime::find_device_nodes(roots);
-      if (nodes.empty())
-        return make_error(Errc::infer_error,
-                          "no Hailo-8 device: no {}/hailo* device node (is the hailo_pci driver loaded?)",
-                          options_.dev_root.string());
-      node = nodes.front().string();
+  Result<std::vector<engine::LayerTime>> run(const engine::LogFn& log) {
+    if (!session_) AISRV_TRY(start_session(log));
+    std::vector<engine::LayerTime> times;
+    using clock = std::chrono::steady_clock;
+    if (quantizes_) {
+      const auto t0 = clock::now();
+      for (auto& t : inputs_) AISRV_TRY(t.to_frame());
+      times.push_back({group_name_ + ":quantize", "HOST_QUANTIZE", elapsed_ns(t0)});
     }
+    std::vector<std::span<const uint8_t>> in;
+    for (const auto& t : inputs_) in.emplace_back(t.frame());
+    std::vector<std::span<uint8_t>> out;
+    for (auto& t : outputs_) out.emplace_back(t.frame());
+    runtime::RunTimes rt;
+    if (auto s = session_->run(in, out, &rt); !s) {
+      session_.reset();  // reconfigure on the next invoke
+      return std::move(s).error();
+    }
+    times.push_back({group_name_ + ":write", "HAILORT_VSTREAM_WRITE", rt.write_ns});
+    times.push_back({group_name_ + ":read", "HAILORT_VSTREAM_READ", rt.read_ns});
+    if (dequantizes_) {
+      const auto t0 = clock::now();
+      for (auto& t : outputs_) AISRV_TRY(t.from_frame());
+      times.push_back({group_name_ + ":dequantize", "HOST_DEQUANTIZE", elapsed_ns(t0)});
+    }
+    return times;
+  }
+
+  // Device (driver layer) -> libhailort -> configured session, each failure named.
+  Status start_session(const engine::LogFn& log) {
+    const CheckedDevice device = AISRV_TRY(check_device(*options_.driver_opener, options_.discovery, options_.device));
+    for (const auto& note : device.notes) log_line(log, "hailo8: " + note);
     if (!library_) {
       const auto candidates =
           options_.hailort.empty() ? runtime::HailortLibrary::default_candidates() : std::vector{options_.hailort};
@@ -216,19 +196,18 @@ class Hailo8Backend final : public InferenceBackend {
       log_line(log, fmt::format("hailo8: loaded libhailort {}.{}.{} ({})", library_->version().major,
                                 library_->version().minor, library_->version().revision, library_->path()));
     }
-    if (!options_.device.empty()) {
-      auto id = runtime::board_location(roots, options_.device);
-      if (!id) return Error{Errc::infer_error, id.error().message};
-      device_id = *id;
-    }
+    std::vector<runtime::TensorSpec> in_specs, out_specs;
+    for (const auto& t : inputs_) in_specs.push_back(t.spec());
+    for (const auto& t : outputs_) out_specs.push_back(t.spec());
     runtime::SessionOptions so;
-    so.device_id = device_id;
+    so.device_id = device.board_location;
     so.hef_hint = hef_hint_;
-    auto session = runtime::Session::open(*library_, model_, in_specs_, out_specs_, so);
+    auto session = runtime::Session::open(*library_, model_, in_specs, out_specs, so);
     if (!session) return std::move(session).error();
     session_ = std::move(*session);
-    log_line(log, fmt::format("hailo8: configured '{}' on {}{}", group_name_, node,
-                              device_id ? fmt::format(" ({})", *device_id) : std::string()));
+    log_line(log, fmt::format("hailo8: configured '{}' on {} (driver {}{})", group_name_, device.path,
+                              device.driver.str(),
+                              device.board_location ? ", PCI " + *device.board_location : std::string()));
     return ok();
   }
 
@@ -237,8 +216,8 @@ class Hailo8Backend final : public InferenceBackend {
   std::vector<uint8_t> model_;
   std::string group_name_;
   std::string hef_hint_;
-  std::vector<runtime::TensorSpec> in_specs_, out_specs_;
-  std::vector<std::vector<uint8_t>> inputs_, outputs_;
+  bool quantizes_ = false, dequantizes_ = false;
+  std::vector<HostTensor> inputs_, outputs_;
   std::unique_ptr<runtime::HailortLibrary> library_;  // declared before session_: destroyed after it
   std::unique_ptr<runtime::Session> session_;
 };
@@ -248,11 +227,19 @@ class Hailo8Backend final : public InferenceBackend {
 Result<Hailo8Options> hailo8_options(const engine::EngineSpec& spec) {
   Hailo8Options o;
   for (const auto& [key, value] : spec.options) {
-    if (key == "device") o.device = value;
-    else if (key == "hailort") o.hailort = value;
-    else
-      return make_error(Errc::invalid_argument, "engine spec '{}': hailo8 has no option '{}' (it takes device=, hailort=)",
-                        spec.text, key);
+    if (key == "device") {
+      o.device = value;
+    } else if (key == "hailort") {
+      o.hailort = value;
+    } else if (key == "float") {
+      auto f = parse_float_io(value);
+      if (!f) return make_error(Errc::invalid_argument, "engine spec '{}': {}", spec.text, f.error().message);
+      o.float_io = *f;
+    } else {
+      return make_error(Errc::invalid_argument,
+                        "engine spec '{}': hailo8 has no option '{}' (it takes device=, hailort=, float=)", spec.text,
+                        key);
+    }
   }
   return o;
 }
@@ -263,7 +250,8 @@ std::unique_ptr<engine::InferenceBackend> make_hailo8_backend(Hailo8Options opti
 
 void register_hailo8_backend(engine::BackendRegistry& registry) {
   registry.add("hailo8",
-               "Hailo-8 NPU running HEF models through libhailort (device=/dev/hailoN, hailort=PATH to the library)",
+               "Hailo-8 NPU running HEF models through libhailort (device=/dev/hailoN, hailort=PATH to the library, "
+               "float=in|out|both: float32 tensors converted by the engine)",
                [](const engine::EngineSpec& spec) -> Result<std::unique_ptr<engine::InferenceBackend>> {
                  auto o = hailo8_options(spec);
                  if (!o) return std::move(o).error();

@@ -1,6 +1,6 @@
 // aisrv tests — the "cpu" InferenceBackend end to end on models built in the test: options and registration,
 // load / input / invoke / output, per-operator timings, float32 graph I/O, inputs kept after invoke, the arena
-// budget with both placements, cancellation, reload / unload, and the kernels=opt fallback.
+// budget with both placements, cancellation, reload / unload, and the kernel-backend selection.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -9,6 +9,7 @@
 
 #include "aisrv/engine/builtin.hpp"
 #include "aisrv/engine/cpu/cpu_backend.hpp"
+#include "aisrv/engine/cpu/optimized_backend.hpp"
 #include "test_models.hpp"
 
 using namespace aisrv;
@@ -61,7 +62,7 @@ TEST_CASE("cpu options: defaults, values, refusals") {
   }
 }
 
-TEST_CASE("the registry builds the cpu backend; kernels=opt falls back to ref and says so") {
+TEST_CASE("the registry builds the cpu backend; kernels=opt is the default and names its SIMD level") {
   BackendRegistry registry;
   register_builtin_backends(registry);
   auto spec = parse_engine_spec("cpu:arena=4M");
@@ -69,15 +70,26 @@ TEST_CASE("the registry builds the cpu backend; kernels=opt falls back to ref an
   auto backend = registry.create(*spec);
   REQUIRE(backend.ok());
   CHECK((*backend)->kind() == "cpu");
-  CHECK((*backend)->options() == "kernels=ref,verify=off,arena=4194304");
+  CHECK((*backend)->options() == "kernels=opt,verify=off,arena=4194304");
   Log log;
   LoadOptions lo;
   lo.log = log.fn();
   auto info = (*backend)->load(test::small_net_model(), lo);
   REQUIRE(info.ok());
-  CHECK(log.contains("kernels=opt requested"));
-  CHECK(log.contains("using kernels=ref"));
-  CHECK(log.contains("arena"));
+  const std::string level(cpu::simd_level_name(cpu::detect_simd_level()));
+  CHECK(log.contains("cpu: kernels=opt (" + level + ")"));
+  CHECK_FALSE(log.contains("requested"));
+  CHECK(log.contains("bytes of prepared kernel data"));
+
+  auto ref_spec = parse_engine_spec("cpu:kernels=ref,verify=on");
+  REQUIRE(ref_spec.ok());
+  auto ref = registry.create(*ref_spec);
+  REQUIRE(ref.ok());
+  CHECK((*ref)->options() == "kernels=ref,verify=on,arena=67108864");
+  Log ref_log;
+  lo.log = ref_log.fn();
+  REQUIRE((*ref)->load(test::small_net_model(), lo).ok());
+  CHECK(ref_log.contains("cpu: kernels=ref, verified operator by operator against kernels=ref"));
 }
 
 TEST_CASE("load, infer, read outputs, timings per operator") {

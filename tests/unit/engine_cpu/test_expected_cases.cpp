@@ -1,7 +1,7 @@
 // aisrv tests — every case of ../shared/testdata/expected/cases.json through the CPU engine: load the model, write
 // the input bytes, invoke, and compare every output tensor byte for byte with the file TensorFlow Lite Micro's
-// reference kernels produced. Runs with kernels=ref and with kernels=opt (skipped while kernels=opt resolves to
-// the same reference backend: the computation would be identical), and with verify=on for the smaller models.
+// reference kernels produced. Runs with kernels=ref, with kernels=opt at every SIMD level this processor has, and
+// with verify=on (opt checked against ref operator by operator) for the smaller models.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -11,12 +11,17 @@
 #include <nlohmann/json.hpp>
 
 #include "aisrv/engine/cpu/cpu_backend.hpp"
+#include "aisrv/engine/cpu/optimized_backend.hpp"
 #include "testdata.hpp"
 
 using aisrv::engine::LoadOptions;
 using aisrv::engine::Placement;
 using aisrv::engine::cpu::CpuBackend;
 using aisrv::engine::cpu::CpuOptions;
+using aisrv::engine::cpu::detect_simd_level;
+using aisrv::engine::cpu::make_optimized_kernel_backend;
+using aisrv::engine::cpu::simd_level_name;
+using aisrv::engine::cpu::SimdLevel;
 
 namespace {
 
@@ -89,11 +94,22 @@ TEST_CASE("every expected case is bit-exact with TFLite Micro's reference kernel
     o.kernels = kernels;
     auto backend = CpuBackend::create(o);
     REQUIRE(backend.ok());
-    if (std::string(kernels) == "opt" && (*backend)->kernels() == "ref") {
-      MESSAGE("kernels=opt resolves to the reference backend in this build; its run would repeat kernels=ref");
-      continue;
-    }
+    REQUIRE((*backend)->kernels() == kernels);
     for (const Case& c : cases) run_case(**backend, c, models);
+  }
+}
+
+TEST_CASE("every expected case is bit-exact with the optimised backend at every SIMD level of this processor") {
+  // kernels=opt above runs the best level; here each lower level runs too (the portable C++ level is what a
+  // processor without AVX2, e.g. QEMU's qemu64, executes).
+  const auto cases = load_cases();
+  std::map<std::string, std::vector<uint8_t>> models;
+  for (SimdLevel level : {SimdLevel::portable, SimdLevel::avx2}) {
+    if (level >= detect_simd_level()) continue;  // the best level is the kernels=opt run above
+    INFO("SIMD level " << simd_level_name(level));
+    CpuOptions o;
+    CpuBackend backend(o, make_optimized_kernel_backend(level), nullptr);
+    for (const Case& c : cases) run_case(backend, c, models);
   }
 }
 

@@ -92,6 +92,30 @@ TEST_CASE("int16 sigmoid and tanh (Q3.12 in, Q0.15 out)") {
   CHECK(std::abs(fp::tanh_int16(2048, 0, 1) / 32768.0 - std::tanh(1.0)) < 4e-4);
 }
 
+TEST_CASE("the sigmoid table is generated at compile time from the midpoint-bias formula") {
+  constexpr auto& t = fp::kSigmoidTableQ16;
+  static_assert(t[0] == 32768 && t[255] == 65535);  // sigmoid(0) = 1/2; the saturated end
+  for (int x = -30; x <= 30; ++x)  // the constant-expression exp behind it
+    CHECK(std::abs(fp::detail::exp_constexpr(x * 0.5) / std::exp(x * 0.5) - 1.0) < 1e-14);
+  int above_rounded = 0;
+  for (size_t i = 0; i < 255; ++i) {
+    CHECK(t[i] <= t[i + 1]);
+    const double exact = 65536.0 / (1.0 + std::exp(-static_cast<double>(i) / 24.0));
+    // Biased upwards by at most about two thirds of a step (half the chord's midpoint error, 1.37 at most) ...
+    CHECK_MESSAGE(t[i] - exact > -0.5, "entry " << i);
+    CHECK_MESSAGE(t[i] - exact < 1.2, "entry " << i);
+    if (t[i] > std::lround(exact)) ++above_rounded;
+  }
+  // ... which is why 43 entries (and the saturated last one) are one above plain rounding; the LSTM test cases are
+  // bit-exact only with them.
+  CHECK(above_rounded == 43);
+  // Spot values of TFLite's table (sigmoid(i/24) in 0.16): entries 1, 28, 100, 254.
+  CHECK(t[1] == 33451);
+  CHECK(t[28] == 49975);
+  CHECK(t[100] == 64536);
+  CHECK(t[254] == 65534);
+}
+
 TEST_CASE("quantize_multiplier decomposes real multipliers") {
   auto q = quantize_multiplier(0.5);
   CHECK(q.multiplier == (1 << 30));

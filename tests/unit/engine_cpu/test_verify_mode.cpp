@@ -1,10 +1,13 @@
 // aisrv tests — verify mode (TIDL-style reference comparison): with a backend that corrupts one kernel, the
 // inference fails with infer_error at the first operator whose output differs, and the debug log names the
-// operator index, type, element and both values; any pair of backends can be compared, in either role.
+// operator index, type, element and both values; any pair of backends can be compared, in either role, and the
+// optimised backend (with its prepared data) verifies against ref in both roles.
 #include <doctest/doctest.h>
 
 #include "aisrv/engine/cpu/cpu_backend.hpp"
+#include "aisrv/engine/cpu/optimized_backend.hpp"
 #include "corrupting_backend.hpp"
+#include "optimized_backend.hpp"
 #include "test_models.hpp"
 
 using namespace aisrv;
@@ -32,7 +35,39 @@ Run run(std::unique_ptr<engine::cpu::KernelBackend> primary, std::unique_ptr<eng
   return r;
 }
 
+// The optimised backend with a fault in its load-time data: the first packed CONV_2D weight pair is altered.
+class PoisonedPreparation : public engine::cpu::OptimizedKernelBackend {
+ public:
+  PoisonedPreparation() : OptimizedKernelBackend(engine::cpu::detect_simd_level()) {}
+  void prepare(const engine::cpu::OpParams& op, std::span<uint8_t> prepared) const override {
+    OptimizedKernelBackend::prepare(op, prepared);
+    if (std::holds_alternative<engine::cpu::Conv2DParams>(op) && prepared.size() > 70)
+      prepared[engine::cpu::opt::kPreparedHeaderBytes] ^= 0x11;
+  }
+};
+
 }  // namespace
+
+TEST_CASE("verify mode with the optimised backend: opt checked by ref and ref checked by opt agree") {
+  auto a = run(engine::cpu::make_kernel_backend("opt"), std::make_unique<ReferenceKernelBackend>());
+  CHECK(a.result.ok());
+  CHECK(a.log.empty());
+  // opt as the checker: it runs with its own prepared data, not the primary's (ref has none).
+  auto b = run(std::make_unique<ReferenceKernelBackend>(), engine::cpu::make_kernel_backend("opt"));
+  CHECK(b.result.ok());
+  CHECK(b.log.empty());
+}
+
+TEST_CASE("verify mode catches a fault in the optimised backend's prepared data") {
+  auto r = run(std::make_unique<PoisonedPreparation>(), std::make_unique<ReferenceKernelBackend>());
+  REQUIRE_FALSE(r.result.ok());
+  CHECK(r.result.error().code == Errc::infer_error);
+  REQUIRE(r.log.size() == 1);
+  CHECK(r.log[0].find("operator 0 (CONV_2D, output 'conv0')") != std::string::npos);
+  CHECK(r.log[0].find("with kernels=opt") != std::string::npos);
+  // Without verify mode the same fault goes unnoticed.
+  CHECK(run(std::make_unique<PoisonedPreparation>(), nullptr).result.ok());
+}
 
 TEST_CASE("verify mode passes when the backends agree") {
   auto r = run(std::make_unique<ReferenceKernelBackend>(), std::make_unique<ReferenceKernelBackend>());

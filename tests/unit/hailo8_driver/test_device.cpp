@@ -1,4 +1,4 @@
-// Tests of the device layer against the driver test double: version acceptance and refusal (every supported
+// aisrv tests — the device layer against the driver test double: version acceptance and refusal (every supported
 // version, HailoRT's single-version policy not copied), board checks, the FW_CONTROL ioctl argument (request bytes,
 // MD5, CPU, timeout) and the failures a driver can produce (bad MD5, overlong/short responses, ENOTTY, firmware
 // errors, firmware versions we do not know).
@@ -6,18 +6,20 @@
 
 #include <string>
 
+#include "aisrv/engine/hailo8/common/digest.hpp"
 #include "aisrv/engine/hailo8/driver/device.hpp"
 #include "aisrv/engine/hailo8/driver/driver_version.hpp"
-#include "fake_hailo_driver.hpp"
+#include "hailo_driver_double.hpp"
 
 using namespace aisrv;
 using namespace aisrv::engine::hailo8::driver;
+namespace common = aisrv::engine::hailo8::common;
 using aisrv::test::control_response;
-using aisrv::test::FakeHailoDriver;
+using aisrv::test::HailoDriverDouble;
 
 namespace {
 
-FakeHailoDriver::Node& hailo8(FakeHailoDriver& fake, const std::string& path, uint32_t major = 4, uint32_t minor = 23,
+HailoDriverDouble::Node& hailo8(HailoDriverDouble& fake, const std::string& path, uint32_t major = 4, uint32_t minor = 23,
                               uint32_t rev = 0) {
   auto& n = fake.node(path);
   n.version[0] = major;
@@ -64,23 +66,23 @@ TEST_CASE("every supported driver version selects its ioctl layout; others are r
 }
 
 TEST_CASE("open + identify on a 4.23 driver: request bytes, MD5, CPU and timeout in the FW_CONTROL argument") {
-  FakeHailoDriver fake;
+  HailoDriverDouble fake;
   auto& node = hailo8(fake, "/dev/hailo0");
   auto dev = HailoDevice::open("/dev/hailo0", fake);
-  REQUIRE_MESSAGE(dev.ok(), (dev.ok() ? "" : dev.error().message));
+  REQUIRE_MESSAGE(dev.ok(), (dev.ok() ? std::string() : dev.error().message));
   CHECK(dev->driver_version() == DriverVersion{4, 23, 0});
   CHECK(dev->abi() == DriverAbi::current);
   CHECK(dev->properties().desc_max_page_size == 16384);
   CHECK(dev->properties().fw_loaded);
 
   auto id = dev->identify();
-  REQUIRE_MESSAGE(id.ok(), (id.ok() ? "" : id.error().message));
+  REQUIRE_MESSAGE(id.ok(), (id.ok() ? std::string() : id.error().message));
   CHECK(id->firmware.str() == "4.23.0 (release,app)");
   CHECK(id->board_name == "Hailo-8");
   REQUIRE(node.calls.size() == 1);
   const auto& call = node.calls[0];
   CHECK(call.request == std::vector<uint8_t>{0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
-  CHECK(hex(std::span<const uint8_t>(call.md5, 16)) == "6a3d1c7fe84cfe2f184d69c2376dcc43");
+  CHECK(common::hex(std::span<const uint8_t>(call.md5, 16)) == "6a3d1c7fe84cfe2f184d69c2376dcc43");
   CHECK(call.cpu_id == 0);
   CHECK(call.timeout_ms == 1000);
 
@@ -92,7 +94,7 @@ TEST_CASE("open + identify on a 4.23 driver: request bytes, MD5, CPU and timeout
 }
 
 TEST_CASE("a 4.20 driver (older layout) is accepted and identifies the same way") {
-  FakeHailoDriver fake;
+  HailoDriverDouble fake;
   hailo8(fake, "/dev/hailo1", 4, 20, 1);
   auto dev = HailoDevice::open("/dev/hailo1", fake);
   REQUIRE(dev.ok());
@@ -105,7 +107,7 @@ TEST_CASE("a 4.20 driver (older layout) is accepted and identifies the same way"
 }
 
 TEST_CASE("unsupported driver, wrong board, missing firmware, failing ioctls") {
-  FakeHailoDriver fake;
+  HailoDriverDouble fake;
   hailo8(fake, "/dev/hailo0", 4, 24, 0);
   auto v = HailoDevice::open("/dev/hailo0", fake);
   REQUIRE_FALSE(v);
@@ -118,6 +120,13 @@ TEST_CASE("unsupported driver, wrong board, missing firmware, failing ioctls") {
   auto b = HailoDevice::open("/dev/hailo1", fake);
   REQUIRE_FALSE(b);
   CHECK(b.error().message == "/dev/hailo1: board type 3 is not a Hailo-8 (board type 0)");
+  CHECK(b.error().code == Errc::not_supported);
+  auto& other_bus = hailo8(fake, "/dev/hailo5");
+  other_bus.dma_type = 1;
+  auto o = HailoDevice::open("/dev/hailo5", fake);
+  REQUIRE_FALSE(o);
+  CHECK(o.error().code == Errc::not_supported);
+  CHECK(o.error().message == "/dev/hailo5: DMA type 1 is not PCIe (0)");
 
   auto& nofw = hailo8(fake, "/dev/hailo2");
   nofw.fw_loaded = 0;
@@ -128,11 +137,12 @@ TEST_CASE("unsupported driver, wrong board, missing firmware, failing ioctls") {
   CHECK(id.error().message.find("no firmware loaded") != std::string::npos);
 
   auto& tty = hailo8(fake, "/dev/hailo3");
-  tty.fail_ioctl = static_cast<int>(FakeHailoDriver::kQueryDriverInfo);
+  tty.fail_ioctl = static_cast<int>(HailoDriverDouble::kQueryDriverInfo);
   auto t = HailoDevice::open("/dev/hailo3", fake);
   REQUIRE_FALSE(t);
   CHECK(t.error().message ==
         "/dev/hailo3: QUERY_DRIVER_INFO failed: the driver does not know this ioctl (ENOTTY: driver/ABI mismatch)");
+  CHECK(t.error().code == Errc::incompatible);
 
   auto& perm = fake.node("/dev/hailo4");
   perm.open_errno = EACCES;
@@ -144,7 +154,7 @@ TEST_CASE("unsupported driver, wrong board, missing firmware, failing ioctls") {
 }
 
 TEST_CASE("FW_CONTROL responses that fail the MD5 check, overrun the buffer, or are cut short are refused") {
-  FakeHailoDriver fake;
+  HailoDriverDouble fake;
   auto& node = hailo8(fake, "/dev/hailo0");
   auto dev = HailoDevice::open("/dev/hailo0", fake);
   REQUIRE(dev.ok());
@@ -187,7 +197,7 @@ TEST_CASE("FW_CONTROL responses that fail the MD5 check, overrun the buffer, or 
 }
 
 TEST_CASE("non-critical controls need a firmware version we know; IDENTIFY always works") {
-  FakeHailoDriver fake;
+  HailoDriverDouble fake;
   auto& node = hailo8(fake, "/dev/hailo0");
   node.responses[0] = control_response(0, test::identify_params(4, 17, 0));  // firmware older than any driver we know
   auto dev = HailoDevice::open("/dev/hailo0", fake);

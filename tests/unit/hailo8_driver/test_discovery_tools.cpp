@@ -1,6 +1,6 @@
-// Tests of discovery on directory trees shaped like /sys/class/hailo_chardev and /dev (none, one, several devices,
-// unreadable and malformed attributes, nodes only in /dev, a non-Hailo-8 accelerator) and of the scan / identify
-// tools on top of them with the driver test double.
+// aisrv tests — discovery on directory trees shaped like /sys/class/hailo_chardev and /dev (none, one, several devices,
+// unreadable and malformed attributes, nodes only in /dev, a non-Hailo-8 accelerator) and of the scan / identify tools
+// on top of them with the driver test double.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -12,56 +12,20 @@
 
 #include "aisrv/engine/hailo8/driver/device_tools.hpp"
 #include "aisrv/engine/hailo8/driver/discovery.hpp"
-#include "fake_hailo_driver.hpp"
+#include "hailo_device_tree.hpp"
+#include "hailo_driver_double.hpp"
 
 using namespace aisrv;
 using namespace aisrv::engine::hailo8::driver;
 using aisrv::test::control_response;
-using aisrv::test::FakeHailoDriver;
+using aisrv::test::HailoDriverDouble;
 namespace fs = std::filesystem;
 
 namespace {
 
-// A private tree: <root>/sys/class/hailo_chardev and <root>/dev; removed at the end of the test.
-class Tree {
- public:
-  Tree() {
-    static std::atomic<int> counter{0};
-    root_ = fs::temp_directory_path() /
-            ("aisrv-hailo-discovery-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-    paths.sysfs_class = root_ / "sys/class/hailo_chardev";
-    paths.dev_dir = root_ / "dev";
-  }
-  ~Tree() {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
-  Tree(const Tree&) = delete;
-  Tree& operator=(const Tree&) = delete;
+using Tree = aisrv::test::HailoDeviceTree;
 
-  void write(const fs::path& file, const std::string& text) {
-    fs::create_directories(file.parent_path());
-    std::ofstream(file) << text;
-  }
-  // A device as the driver publishes it: attributes without trailing newline (sprintf "%s"), and its node.
-  void device(const std::string& name, const std::string& bdf, const std::string& id = "1e60:2864",
-              const std::string& type = "0", bool node = true) {
-    write(paths.sysfs_class / name / "board_location", bdf);
-    write(paths.sysfs_class / name / "device_id", id);
-    write(paths.sysfs_class / name / "accelerator_type", type);
-    if (node) write(paths.dev_dir / name, "");
-  }
-  std::string dev(const std::string& name) const { return (paths.dev_dir / name).string(); }
-
-  DiscoveryPaths paths;
-
- private:
-  fs::path root_;
-};
-
-void identifiable(FakeHailoDriver& fake, const std::string& path) {
+void identifiable(HailoDriverDouble& fake, const std::string& path) {
   auto& n = fake.node(path);
   n.responses[0] = control_response(0, test::identify_params());
   n.responses[51] = control_response(51, test::device_information_params());
@@ -74,7 +38,7 @@ TEST_CASE("no driver, no nodes: nothing found, and the tools say where they look
   auto found = discover(t.paths);
   REQUIRE(found.ok());
   CHECK(found->empty());
-  FakeHailoDriver fake;
+  HailoDriverDouble fake;
   auto s = scan(fake, t.paths);
   REQUIRE_FALSE(s);
   CHECK(s.error().code == Errc::not_found);
@@ -176,7 +140,7 @@ TEST_CASE("scan identifies each Hailo-8 and leaves other accelerators out") {
   t.device("hailo0", "0000:01:00.0");
   t.device("hailo1", "0000:02:00.0", "1e60:45c4", "1");  // a SoC accelerator (Hailo-15/10)
   t.device("hailo2", "0000:03:00.0");
-  FakeHailoDriver fake;
+  HailoDriverDouble fake;
   identifiable(fake, t.dev("hailo0"));
   fake.node(t.dev("hailo2")).open_errno = EACCES;
   auto s = scan(fake, t.paths);
@@ -203,10 +167,10 @@ TEST_CASE("scan identifies each Hailo-8 and leaves other accelerators out") {
 TEST_CASE("identify: first Hailo-8 found, or the given node") {
   Tree t;
   t.device("hailo0", "0000:01:00.0");
-  FakeHailoDriver fake;
+  HailoDriverDouble fake;
   identifiable(fake, t.dev("hailo0"));
   auto r = identify(fake, std::nullopt, t.paths);
-  REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
   CHECK(r->path == t.dev("hailo0"));
   const std::string text = format_identify(*r);
   CHECK(text.find("Firmware Version: 4.23.0 (release,app)\n") != std::string::npos);

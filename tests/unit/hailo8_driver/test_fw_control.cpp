@@ -1,4 +1,4 @@
-// Tests of the firmware control protocol: golden request bytes built by hand from the facts (big-endian header
+// aisrv tests — the firmware control protocol: golden request bytes built by hand from the facts (big-endian header
 // fields, parameter framing), MD5 against values computed with coreutils md5sum, the per-opcode CPU table, response
 // validation (short, overlong, bad version/ack/opcode, truncated parameters), and IDENTIFY / GET_DEVICE_INFORMATION
 // decoding.
@@ -7,12 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "aisrv/engine/hailo8/common/digest.hpp"
+#include "aisrv/engine/hailo8/common/printable_text.hpp"
 #include "aisrv/engine/hailo8/driver/fw_control.hpp"
 #include "aisrv/engine/hailo8/driver/identity.hpp"
-#include "fake_hailo_driver.hpp"
+#include "hailo_driver_double.hpp"
 
 using namespace aisrv;
 using namespace aisrv::engine::hailo8::driver;
+namespace common = aisrv::engine::hailo8::common;
 using aisrv::test::control_response;
 
 TEST_CASE("IDENTIFY and GET_DEVICE_INFORMATION requests, byte for byte") {
@@ -24,9 +27,9 @@ TEST_CASE("IDENTIFY and GET_DEVICE_INFORMATION requests, byte for byte") {
   const std::vector<uint8_t> info{0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x33, 0, 0, 0, 0};
   CHECK(*build_control_request(51, {}) == info);
   // MD5 of both, from `printf … | md5sum`
-  CHECK(hex(md5(identify)) == "6a3d1c7fe84cfe2f184d69c2376dcc43");
-  CHECK(hex(md5(info)) == "805c6653e07cf1b7bda24ea40625d6ae");
-  CHECK(hex(md5({})) == "d41d8cd98f00b204e9800998ecf8427e");
+  CHECK(common::hex(*common::md5(identify)) == "6a3d1c7fe84cfe2f184d69c2376dcc43");
+  CHECK(common::hex(*common::md5(info)) == "805c6653e07cf1b7bda24ea40625d6ae");
+  CHECK(common::hex(*common::md5({})) == "d41d8cd98f00b204e9800998ecf8427e");
 }
 
 TEST_CASE("request parameters are {u32 BE length, bytes}; payload bytes are copied as given") {
@@ -151,6 +154,13 @@ TEST_CASE("IDENTIFY decoding") {
   CHECK(id->board_name == "Hailo-8");
   CHECK(id->device_architecture == 1);
   CHECK(architecture_name(id->device_architecture) == "HAILO8");
+  // hailo_device_architecture_t, named by the HEF model's table (one list of these names).
+  CHECK(architecture_name(0) == "HAILO8_A0");
+  CHECK(architecture_name(2) == "HAILO8L");
+  CHECK(architecture_name(3) == "HAILO15H");
+  CHECK(architecture_name(6) == "HAILO10H");
+  CHECK(architecture_name(7) == "MARS");
+  CHECK(architecture_name(8) == "unknown");
   CHECK(id->serial_number == "HLLWM2B233500123");
   CHECK(id->part_number == "HM218B1C2FAE");
   CHECK(id->product_name == "HAILO-8 AI ACC M.2 M KEY MODULE EXT TEMP");
@@ -199,7 +209,7 @@ TEST_CASE("IDENTIFY decoding walks parameters by their lengths and checks them")
 
 TEST_CASE("device strings stop at NUL and hide control characters") {
   const std::vector<uint8_t> raw{'A', 0x1B, '[', '2', 'J', 'z', 0, 'h', 'i'};
-  CHECK(device_string(raw) == "A?[2Jz");
+  CHECK(common::printable_text(std::span<const uint8_t>(raw)) == "A?[2Jz");
 }
 
 TEST_CASE("GET_DEVICE_INFORMATION decoding") {

@@ -179,6 +179,34 @@ TEST_CASE("network groups are listed by name, with their context count") {
   CHECK(error_of(dup).find("two network groups named 'same'") != std::string::npos);
 }
 
+TEST_CASE("HEF format numbers map to device orders (the one parser of them; the transforms use its result)") {
+  // facts §1.5: 0 NHWC, 1 NHCW, 2 NC, 3 FCR, 4 BAYER_RGB, 5 NHW, 7 F8CR, 8 RGB888, 11 YUY2, 13 NHWC, 14 YYUV,
+  // 15 YYVU, 16 YYYYUV; 6 is on-chip NMS (its own test); anything else is refused.
+  const std::vector<std::pair<uint32_t, hef::FormatOrder>> cases = {
+      {0, hef::FormatOrder::nhwc},  {1, hef::FormatOrder::nhcw},      {2, hef::FormatOrder::nc},
+      {3, hef::FormatOrder::fcr},   {4, hef::FormatOrder::bayer_rgb}, {5, hef::FormatOrder::nhw},
+      {7, hef::FormatOrder::f8cr},  {8, hef::FormatOrder::rgb888},    {11, hef::FormatOrder::yuy2},
+      {13, hef::FormatOrder::nhwc}, {14, hef::FormatOrder::yyuv},     {15, hef::FormatOrder::yyvu},
+      {16, hef::FormatOrder::yyyyuv}};
+  for (const auto& [format, order] : cases) {
+    INFO("format " << format);
+    auto f = th::make_file();
+    auto* g = th::add_group(f, "o");
+    add_edge(g, EdgeSpec{.name = "o/in", .direction = 0, .f = 8, .format = 2});
+    add_edge(g, EdgeSpec{.name = "o/out", .direction = 1, .h = 2, .w = 4, .f = format == 5 ? 1u : 8u,
+                         .format = format});
+    const auto h = read_ok(f);
+    CHECK(h.network_groups[0].output_layers[0].device_order == order);
+  }
+  for (uint32_t bad : {9u, 10u, 12u, 17u, 1000u}) {
+    auto f = th::make_file();
+    auto* g = th::add_group(f, "o");
+    add_edge(g, EdgeSpec{.name = "o/in", .direction = 0, .f = 8, .format = 2});
+    add_edge(g, EdgeSpec{.name = "o/out", .direction = 1, .f = 8, .format = bad});
+    CHECK(error_of(f) == "edge layer 'o/out': format " + std::to_string(bad) + " is not a known device format order");
+  }
+}
+
 TEST_CASE("transposed nets swap height and width except for NC; UINT16 layers") {
   auto f = th::make_file();
   auto* g = th::add_group(f, "t");

@@ -1,4 +1,4 @@
-// Tests of the on-chip NMS path: bbox word decoding, the device word stream → hardware frame (bbox and burst
+// aisrv tests — the on-chip NMS path: bbox word decoding, the device word stream → hardware frame (bbox and burst
 // modes), and the hardware frame → HAILO_NMS_BY_CLASS float32 conversion, with hand-built words and frames.
 #include <doctest/doctest.h>
 
@@ -10,6 +10,19 @@ using namespace aisrv;
 using namespace aisrv::engine::hailo8::transform;
 
 namespace {
+
+// The stream's NMS parameters as the HEF reader fills them (defaults: one chunk, 8-byte bboxes, no burst).
+NmsInfo nms_params(uint32_t classes, uint32_t max_bboxes, uint32_t chunks = 1, uint32_t bbox_size = 8,
+                   uint32_t burst_size = 1, NmsBurstType burst_type = NmsBurstType::h8_bbox) {
+  NmsInfo n;
+  n.number_of_classes = classes;
+  n.max_bboxes_per_class = max_bboxes;
+  n.chunks_per_frame = chunks;
+  n.bbox_size = bbox_size;
+  n.burst_size = burst_size;
+  n.burst_type = burst_type;
+  return n;
+}
 
 // Word from its fields: score 63..48, y_min 47..36, x_min 35..24, y_max 23..12, x_max 11..0.
 uint64_t word(uint64_t y_min, uint64_t x_min, uint64_t y_max, uint64_t x_max, uint64_t score) {
@@ -42,21 +55,28 @@ TEST_CASE("bbox word fields") {
 
 TEST_CASE("frame sizes follow HailoRT's formulas") {
   // 3 classes, max 2, no burst: per class 2 + 8·max(1, 2) = 18; 3·18 + 8·1 = 62
-  CHECK(*nms_hw_frame_bytes(NmsShape{3, 2, 1, 8, 1, NmsBurstType::h8_bbox}) == 62);
+  CHECK(*nms_hw_frame_bytes(nms_params(3, 2, 1, 8, 1, NmsBurstType::h8_bbox)) == 62);
   // 2 chunks, burst 4: per class 2 + 8·max(4, 2) = 34; 2·3·34 + 8·4 = 236
-  CHECK(*nms_hw_frame_bytes(NmsShape{3, 2, 2, 8, 4, NmsBurstType::h8_per_class}) == 236);
+  CHECK(*nms_hw_frame_bytes(nms_params(3, 2, 2, 8, 4, NmsBurstType::h8_per_class)) == 236);
   // by class: 3·(1 + 5·2) = 33 floats; with 2 chunks 3·(1 + 5·4) = 63
-  CHECK(*nms_by_class_floats(NmsShape{3, 2, 1}) == 33);
-  CHECK(*nms_by_class_floats(NmsShape{3, 2, 2}) == 63);
+  CHECK(*nms_by_class_floats(nms_params(3, 2, 1)) == 33);
+  CHECK(*nms_by_class_floats(nms_params(3, 2, 2)) == 63);
   // chunks 0 reads as 1
-  CHECK(*nms_by_class_floats(NmsShape{3, 2, 0}) == 33);
-  CHECK_FALSE(nms_hw_frame_bytes(NmsShape{0, 2}));
-  CHECK_FALSE(nms_hw_frame_bytes(NmsShape{3, 2, 1, 4}));  // bbox smaller than a word
-  CHECK_FALSE(nms_by_class_floats(NmsShape{100000, 65535}));
+  CHECK(*nms_by_class_floats(nms_params(3, 2, 0)) == 33);
+  CHECK_FALSE(nms_hw_frame_bytes(nms_params(0, 2)));
+  CHECK_FALSE(nms_hw_frame_bytes(nms_params(3, 2, 1, 4)));  // bbox smaller than a word
+  CHECK_FALSE(nms_by_class_floats(nms_params(100000, 65535)));
+  // Hailo-15 burst types are not Hailo-8 wire formats.
+  auto h15 = nms_hw_frame_bytes(nms_params(3, 2, 1, 8, 1, NmsBurstType::h15_per_class));
+  REQUIRE_FALSE(h15);
+  CHECK(h15.error().message == "NMS burst type H15_PER_CLASS is not a Hailo-8 type (H8_BBOX or H8_PER_CLASS)");
+  // The checked size is the reader's formula (one implementation of get_nms_hw_frame_size).
+  const NmsInfo p = nms_params(80, 100, 2, 8, 4, NmsBurstType::h8_per_class);
+  CHECK(*nms_hw_frame_bytes(p) == p.hw_frame_size());
 }
 
 TEST_CASE("wire → hardware frame, bbox mode") {
-  const NmsShape shape{3, 2, 1, 8, 1, NmsBurstType::h8_bbox};
+  const NmsInfo shape = nms_params(3, 2, 1, 8, 1, NmsBurstType::h8_bbox);
   const uint64_t A = word(1, 2, 3, 4, 5), B = word(6, 7, 8, 9, 10), C = word(11, 12, 13, 14, 15);
   std::vector<uint8_t> wire;
   // class 0: A; class 1: none; class 2: B, image delimiter (skipped), C; then trailing data of the next frame
@@ -78,7 +98,7 @@ TEST_CASE("wire → hardware frame, bbox mode") {
 
 TEST_CASE("wire → hardware frame, Hailo-8 per-class burst mode") {
   // bursts of 4 words; after a class delimiter the rest of the burst is padding (the delimiter value)
-  const NmsShape shape{2, 3, 1, 8, 4, NmsBurstType::h8_per_class};
+  const NmsInfo shape = nms_params(2, 3, 1, 8, 4, NmsBurstType::h8_per_class);
   const uint64_t A = word(1, 1, 2, 2, 9), B = word(3, 3, 4, 4, 8), C = word(5, 5, 6, 6, 7);
   std::vector<uint8_t> wire;
   for (uint64_t w : {A, D, D, D, /* burst 2 */ B, C, D, D}) put64(wire, w);
@@ -96,7 +116,7 @@ TEST_CASE("wire → hardware frame, Hailo-8 per-class burst mode") {
   CHECK(hw == want);
 
   // a class that runs over a burst boundary: burst size 2 → [A B] [C D] [D D]
-  const NmsShape two{2, 3, 1, 8, 2, NmsBurstType::h8_per_class};
+  const NmsInfo two = nms_params(2, 3, 1, 8, 2, NmsBurstType::h8_per_class);
   std::vector<uint8_t> wire2;
   for (uint64_t w : {A, B, C, D, D, D}) put64(wire2, w);
   std::vector<uint8_t> hw2(*nms_hw_frame_bytes(two));
@@ -108,7 +128,7 @@ TEST_CASE("wire → hardware frame, Hailo-8 per-class burst mode") {
 }
 
 TEST_CASE("wire errors: too many bboxes, truncated stream, image delimiter in burst mode") {
-  const NmsShape shape{1, 2, 1, 8, 1, NmsBurstType::h8_bbox};
+  const NmsInfo shape = nms_params(1, 2, 1, 8, 1, NmsBurstType::h8_bbox);
   std::vector<uint8_t> hw(*nms_hw_frame_bytes(shape));
   std::vector<uint8_t> three;
   for (uint64_t w : {word(1, 1, 1, 1, 1), word(2, 2, 2, 2, 2), word(3, 3, 3, 3, 3), D}) put64(three, w);
@@ -122,7 +142,7 @@ TEST_CASE("wire errors: too many bboxes, truncated stream, image delimiter in bu
   REQUIRE_FALSE(t);
   CHECK(t.error().message.find("after 0 of 1 class delimiters") != std::string::npos);
 
-  const NmsShape burst{1, 2, 1, 8, 2, NmsBurstType::h8_per_class};
+  const NmsInfo burst = nms_params(1, 2, 1, 8, 2, NmsBurstType::h8_per_class);
   std::vector<uint8_t> hw_b(*nms_hw_frame_bytes(burst));
   std::vector<uint8_t> image;
   for (uint64_t w : {kNmsImageDelimiter, D}) put64(image, w);
@@ -130,7 +150,7 @@ TEST_CASE("wire errors: too many bboxes, truncated stream, image delimiter in bu
   // the last burst's padding missing: [A D] [D] (one word short)
   std::vector<uint8_t> short_pad;
   for (uint64_t w : {word(1, 1, 1, 1, 1), D}) put64(short_pad, w);
-  const NmsShape burst4{1, 2, 1, 8, 4, NmsBurstType::h8_per_class};
+  const NmsInfo burst4 = nms_params(1, 2, 1, 8, 4, NmsBurstType::h8_per_class);
   std::vector<uint8_t> hw4(*nms_hw_frame_bytes(burst4));
   auto p = nms_wire_to_hw_frame(short_pad, burst4, hw4);
   REQUIRE_FALSE(p);
@@ -142,7 +162,7 @@ TEST_CASE("wire errors: too many bboxes, truncated stream, image delimiter in bu
 TEST_CASE("hardware frame → by-class float32, chunks merged per class, values de-quantized") {
   // 2 classes, max 2 per class, 2 chunks; qp zp 0, scale 0.5.
   //   chunk 0: class 0 {W1}, class 1 {};  chunk 1: class 0 {W2}, class 1 {W3}
-  const NmsShape shape{2, 2, 2, 8, 1, NmsBurstType::h8_bbox};
+  const NmsInfo shape = nms_params(2, 2, 2, 8, 1, NmsBurstType::h8_bbox);
   const uint64_t W1 = word(10, 20, 30, 40, 100), W2 = word(2, 4, 6, 8, 200), W3 = word(0, 0, 4095, 4095, 65535);
   std::vector<uint8_t> hw;
   put16(hw, 1);
@@ -170,7 +190,7 @@ TEST_CASE("hardware frame → by-class float32, chunks merged per class, values 
 }
 
 TEST_CASE("hardware frame errors: count above the maximum, counts running past the frame") {
-  const NmsShape shape{1, 2, 1, 8, 1, NmsBurstType::h8_bbox};
+  const NmsInfo shape = nms_params(1, 2, 1, 8, 1, NmsBurstType::h8_bbox);
   std::vector<float> out(*nms_by_class_floats(shape));
   std::vector<uint8_t> big;
   put16(big, 3);

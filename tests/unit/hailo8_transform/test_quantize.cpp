@@ -1,5 +1,5 @@
-// Tests of Hailo-8 quantization / de-quantization against hand-computed values (HailoRT rules: clip, divide by scale,
-// add zero point, round half to even; identity qp rounds only; dequantize (q - zp) * scale, per tensor and per
+// aisrv tests — Hailo-8 quantization / de-quantization against hand-computed values (HailoRT rules: clip, divide by
+// scale, add zero point, round half to even; identity qp rounds only; dequantize (q - zp) * scale, per tensor and per
 // feature). Scales are powers of two so every expected value is exact.
 #include <doctest/doctest.h>
 
@@ -77,9 +77,9 @@ TEST_CASE("vector and tail paths agree with the element formula on long random f
   const QuantInfo qp{3.0f, 1.0f / 255.0f, -1.0f, 1.0f};
   auto reference = [&](float x, float qmax) {
     float v = x;
-    if (v >= qp.limvals_max) v = qp.limvals_max;
-    else if (v <= qp.limvals_min) v = qp.limvals_min;
-    v = v / qp.scale + qp.zp;
+    if (v >= qp.limit_max) v = qp.limit_max;
+    else if (v <= qp.limit_min) v = qp.limit_min;
+    v = v / qp.scale + qp.zero_point;
     if (!(v > 0.0f)) v = 0.0f;
     if (!(v < qmax)) v = qmax;
     return std::nearbyint(v);
@@ -92,9 +92,9 @@ TEST_CASE("vector and tail paths agree with the element formula on long random f
   for (size_t i = 0; i < in.size(); ++i) {
     CHECK(out8[i] == static_cast<uint8_t>(reference(in[i], 255.0f)));
     float v = in[i];
-    if (v >= qp16.limvals_max) v = qp16.limvals_max;
-    else if (v <= qp16.limvals_min) v = qp16.limvals_min;
-    v = v / qp16.scale + qp16.zp;
+    if (v >= qp16.limit_max) v = qp16.limit_max;
+    else if (v <= qp16.limit_min) v = qp16.limit_min;
+    v = v / qp16.scale + qp16.zero_point;
     const float want16 = std::isnan(v) ? 0.0f : std::nearbyint(std::min(std::max(v, 0.0f), 65535.0f));
     CHECK(out16[i] == static_cast<uint16_t>(want16));
   }

@@ -1,5 +1,5 @@
-// Tests of the YOLOv8 host NMS op on a hand-built 2×2 grid whose boxes, IoUs and scores are exact binary fractions:
-// image 64×64, stride 16 (so stride/image = 0.25), 4 DFL bins per side, reg qp identity, cls qp scale 1/64.
+// aisrv tests — the YOLOv8 host NMS op on a hand-built 2×2 grid whose boxes, IoUs and scores are exact binary
+// fractions: image 64×64, stride 16 (so stride/image = 0.25), 4 DFL bins per side, reg qp identity, cls qp scale 1/64.
 // A bin value of 100 against 0 elsewhere makes the softmax one-hot within float precision, so d = that bin index.
 //   cell (0,0) A: d = 1,1,1,1 → x,y ∈ [-0.125, 0.375]           area 0.25
 //   cell (0,1) B: d = 1,1,1,1 → x ∈ [0.125, 0.625], y ∈ [-0.125, 0.375]
@@ -22,7 +22,7 @@ namespace {
 
 constexpr uint32_t kPadW = 4;  // grid width 2 padded to 4, as the HEF pads narrow NHCW outputs
 
-Yolov8NmsConfig base_config(double iou, uint32_t max_boxes, ElementType type = ElementType::u8) {
+Yolov8NmsConfig base_config(double iou, uint32_t max_boxes, FormatType type = FormatType::uint8) {
   Yolov8NmsConfig c;
   c.score_threshold = 0.5;
   c.iou_threshold = iou;
@@ -162,7 +162,7 @@ TEST_CASE("YOLOv8 NMS: IoU just above 1/3 keeps B; max boxes per class caps each
 }
 
 TEST_CASE("YOLOv8 NMS: uint16 outputs give the same result") {
-  auto op = Yolov8Nms::create(base_config(0.3, 3, ElementType::u16));
+  auto op = Yolov8Nms::create(base_config(0.3, 3, FormatType::uint16));
   REQUIRE(op.ok());
   const Frame f = scene();
   auto op8 = Yolov8Nms::create(base_config(0.3, 3));

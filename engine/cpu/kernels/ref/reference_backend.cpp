@@ -1,6 +1,7 @@
 // aisrv CPU engine, reference kernels — the backend's scratch needs (MEAN: one 32-bit sum per output element;
 // LSTM: four int16 gate buffers) and the construction of kernel backends by name.
 #include "aisrv/engine/cpu/kernel_backend.hpp"
+#include "aisrv/engine/cpu/optimized_backend.hpp"
 
 namespace aisrv::engine::cpu {
 
@@ -15,7 +16,8 @@ size_t ReferenceKernelBackend::scratch_bytes(const OpParams& op) const {
 
 std::unique_ptr<KernelBackend> make_kernel_backend(std::string_view name) {
   if (name == "ref") return std::make_unique<ReferenceKernelBackend>();
-  return nullptr;  // "opt": no optimised backend in this build yet
+  if (name == "opt") return make_optimized_kernel_backend(detect_simd_level());
+  return nullptr;
 }
 
 }  // namespace aisrv::engine::cpu

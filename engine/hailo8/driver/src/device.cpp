@@ -1,4 +1,4 @@
-// aisrv Hailo-8 driver layer — an open Hailo-8: version and board checks, then MD5-framed firmware controls.
+// aisrv hailo8/driver — an open Hailo-8: version and board checks, then MD5-framed firmware controls.
 #include "aisrv/engine/hailo8/driver/device.hpp"
 
 #include <cerrno>
@@ -6,8 +6,12 @@
 
 #include <fmt/format.h>
 
+#include "aisrv/engine/hailo8/common/digest.hpp"
+
 namespace aisrv::engine::hailo8::driver {
 namespace {
+
+static_assert(common::kMd5Length == kMd5Length, "FW_CONTROL carries an MD5 digest");
 
 std::string ioctl_error_text(int err) {
   if (err == ENOTTY) return "the driver does not know this ioctl (ENOTTY: driver/ABI mismatch)";
@@ -30,7 +34,9 @@ Result<HailoDevice> HailoDevice::open(const std::string& path, DriverOpener& ope
 
   DriverInfo info{};
   if (int err = dev.file_->ioctl(kIoctlsCurrent.query_driver_info, &info)) {
-    return make_error(Errc::io_error, "{}: QUERY_DRIVER_INFO failed: {}", path, ioctl_error_text(err));
+    // ENOTTY: the node does not speak any ioctl ABI we implement (hailo_pci before 4.18 numbers them differently).
+    return make_error(err == ENOTTY ? Errc::incompatible : Errc::io_error, "{}: QUERY_DRIVER_INFO failed: {}", path,
+                      ioctl_error_text(err));
   }
   dev.version_ = DriverVersion{info.major_version, info.minor_version, info.revision_version};
   auto abi = select_abi(dev.version_);
@@ -45,11 +51,11 @@ Result<HailoDevice> HailoDevice::open(const std::string& path, DriverOpener& ope
   dev.props_ = DevicePropertiesInfo{props.desc_max_page_size, props.board_type, props.allocation_mode,
                                     props.dma_type,           props.dma_engines_count, props.is_fw_loaded != 0};
   if (dev.props_.board_type != static_cast<uint32_t>(BoardType::hailo8)) {
-    return make_error(Errc::incompatible, "{}: board type {} is not a Hailo-8 (board type 0)", path,
+    return make_error(Errc::not_supported, "{}: board type {} is not a Hailo-8 (board type 0)", path,
                       dev.props_.board_type);
   }
   if (dev.props_.dma_type != static_cast<uint32_t>(DmaType::pcie)) {
-    return make_error(Errc::incompatible, "{}: DMA type {} is not PCIe (0)", path, dev.props_.dma_type);
+    return make_error(Errc::not_supported, "{}: DMA type {} is not PCIe (0)", path, dev.props_.dma_type);
   }
   return dev;
 }
@@ -66,7 +72,7 @@ Result<ControlResponse> HailoDevice::exchange(uint32_t opcode, std::span<const s
   // The struct is 1.5 KB: keep it off the stack of deep callers.
   auto ctl = std::make_unique<FwControl>();
   std::memset(ctl.get(), 0, sizeof(FwControl));
-  const Md5 sum = md5(request);
+  const common::Md5Digest sum = AISRV_TRY(common::md5(request));
   std::memcpy(ctl->expected_md5, sum.data(), sum.size());
   ctl->buffer_len = static_cast<uint32_t>(request.size());
   std::memcpy(ctl->buffer, request.data(), request.size());
@@ -83,10 +89,11 @@ Result<ControlResponse> HailoDevice::exchange(uint32_t opcode, std::span<const s
                       traits->name, len, kMaxControlLength);
   }
   const std::span<const uint8_t> response(ctl->buffer, len);
-  const Md5 got = md5(response);
+  const common::Md5Digest got = AISRV_TRY(common::md5(response));
   if (std::memcmp(got.data(), ctl->expected_md5, got.size()) != 0) {
     return make_error(Errc::protocol_error, "{}: FW_CONTROL {} response failed its MD5 check (driver sent {}, computed {})",
-                      path_, traits->name, hex(std::span<const uint8_t>(ctl->expected_md5, kMd5Length)), hex(got));
+                      path_, traits->name, common::hex(std::span<const uint8_t>(ctl->expected_md5, kMd5Length)),
+                      common::hex(got));
   }
   auto parsed = parse_control_response(response, opcode);
   if (!parsed) return make_error(parsed.error().code, "{}: {}", path_, parsed.error().message);

@@ -1,20 +1,15 @@
-// aisrv Hailo-8 driver layer — scan / identify tools and their text output (modelled on `hailortcli scan` and
+// aisrv hailo8/driver — scan / identify tools and their text output (modelled on `hailortcli scan` and
 // `hailortcli fw-control identify`).
 #include "aisrv/engine/hailo8/driver/device_tools.hpp"
 
 #include <fmt/format.h>
 
+#include "aisrv/engine/hailo8/common/digest.hpp"
+
 namespace aisrv::engine::hailo8::driver {
 namespace {
 
-std::string hex_bytes(const std::vector<uint8_t>& v, std::string_view sep) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) s += sep;
-    s += fmt::format("{:02X}", v[i]);
-  }
-  return s;
-}
+using common::HexCase;
 
 bool all_zero(const std::vector<uint8_t>& v) {
   for (uint8_t b : v) {
@@ -28,14 +23,8 @@ bool all_zero(const std::vector<uint8_t>& v) {
 Result<std::vector<ScanEntry>> scan(DriverOpener& opener, const DiscoveryPaths& paths) {
   const auto found = AISRV_TRY(discover(paths));
   std::vector<ScanEntry> entries;
-  std::string others;
   for (const auto& d : found) {
-    if (!d.maybe_hailo8()) {
-      others += fmt::format("{}{} (accelerator type {}, PCI id {})", others.empty() ? "" : ", ", d.name,
-                            d.accelerator_type ? std::to_string(*d.accelerator_type) : "?",
-                            d.device_id.value_or("?"));
-      continue;
-    }
+    if (!d.maybe_hailo8()) continue;
     ScanEntry e;
     e.device = d;
     if (!d.node_exists) {
@@ -52,11 +41,7 @@ Result<std::vector<ScanEntry>> scan(DriverOpener& opener, const DiscoveryPaths& 
     }
     entries.push_back(std::move(e));
   }
-  if (entries.empty()) {
-    std::string msg = no_device_message(paths);
-    if (!others.empty()) msg += fmt::format("; other Hailo accelerators present: {}", others);
-    return Error{Errc::not_found, msg};
-  }
+  if (entries.empty()) return Error{Errc::not_found, no_hailo8_message(found, paths)};
   return entries;
 }
 
@@ -73,7 +58,7 @@ Result<IdentifyReport> identify(DriverOpener& opener, const std::optional<std::s
         break;
       }
     }
-    if (path.empty()) return Error{Errc::not_found, no_device_message(paths)};
+    if (path.empty()) return Error{Errc::not_found, no_hailo8_message(found, paths)};
   }
   auto dev = HailoDevice::open(path, opener);
   if (!dev) {
@@ -133,9 +118,9 @@ std::string format_identify(const IdentifyReport& r) {
     out += fmt::format("Boot source: {}\n", info.boot_source_name());
     out += fmt::format("Neural Network Core Clock Rate: {}MHz\n", info.neural_network_core_clock_rate / 1000000);
     if (info.supported_features) out += fmt::format("Device supported features: {}\n", info.supported_features_text());
-    if (!all_zero(info.eth_mac_address)) out += fmt::format("MAC Address: {}\n", hex_bytes(info.eth_mac_address, ":"));
+    if (!all_zero(info.eth_mac_address)) out += fmt::format("MAC Address: {}\n", common::hex(info.eth_mac_address, HexCase::upper, ":"));
     if (!all_zero(info.unit_level_tracking_id)) {
-      out += fmt::format("ULT ID: {}\n", hex_bytes(info.unit_level_tracking_id, ""));
+      out += fmt::format("ULT ID: {}\n", common::hex(info.unit_level_tracking_id, HexCase::upper));
     }
   } else if (!r.information_problem.empty()) {
     out += fmt::format("Device information: unavailable ({})\n", r.information_problem);

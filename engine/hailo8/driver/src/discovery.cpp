@@ -1,4 +1,4 @@
-// aisrv Hailo-8 driver layer — device discovery over sysfs and /dev (see discovery.hpp).
+// aisrv hailo8/driver — device discovery over sysfs and /dev (see discovery.hpp).
 #include "aisrv/engine/hailo8/driver/discovery.hpp"
 
 #include <fcntl.h>
@@ -11,6 +11,8 @@
 #include <map>
 
 #include <fmt/format.h>
+
+#include "aisrv/engine/hailo8/common/printable_text.hpp"
 
 namespace aisrv::engine::hailo8::driver {
 namespace {
@@ -47,6 +49,27 @@ Result<std::string> read_attribute(const fs::path& file) {
   return line;
 }
 
+bool hex_digits(std::string_view s, size_t from, size_t count) {
+  if (from + count > s.size()) return false;
+  for (size_t i = from; i < from + count; ++i) {
+    const char c = s[i];
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return false;
+  }
+  return true;
+}
+
+// "DDDD:BB:SS.F" as Linux prints pci_name() (domain 4 to 8 hex digits, bus and slot 2, function 0-7).
+bool is_pci_address(std::string_view s) {
+  const size_t colon = s.find(':');
+  if (colon < 4 || colon > 8 || !hex_digits(s, 0, colon)) return false;
+  const std::string_view rest = s.substr(colon);
+  return rest.size() == 8 && rest[0] == ':' && hex_digits(rest, 1, 2) && rest[3] == ':' && hex_digits(rest, 4, 2) &&
+         rest[6] == '.' && rest[7] >= '0' && rest[7] <= '7';
+}
+
+// "vvvv:dddd" (vendor and device id in hex).
+bool is_pci_id(std::string_view s) { return s.size() == 9 && hex_digits(s, 0, 4) && s[4] == ':' && hex_digits(s, 5, 4); }
+
 bool name_is_safe(const std::string& name) {
   return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos;
 }
@@ -60,6 +83,22 @@ bool DiscoveredDevice::maybe_hailo8() const {
 std::string no_device_message(const DiscoveryPaths& paths) {
   return fmt::format("no Hailo-8 device found (looked in {} and {})", paths.sysfs_class.string(),
                      (paths.dev_dir / "hailo*").string());
+}
+
+std::string no_hailo8_message(const std::vector<DiscoveredDevice>& found, const DiscoveryPaths& paths) {
+  std::string others, missing;
+  for (const auto& d : found) {
+    if (!d.maybe_hailo8()) {
+      others += fmt::format("{}{} (accelerator type {}, PCI id {})", others.empty() ? "" : ", ", d.name,
+                            d.accelerator_type ? std::to_string(*d.accelerator_type) : "?", d.device_id.value_or("?"));
+    } else if (!d.node_exists) {
+      missing += fmt::format("{}{}", missing.empty() ? "" : ", ", d.dev_path);
+    }
+  }
+  std::string msg = no_device_message(paths);
+  if (!others.empty()) msg += fmt::format("; other Hailo accelerators present: {}", others);
+  if (!missing.empty()) msg += fmt::format("; listed without a device node: {}", missing);
+  return msg;
 }
 
 Result<std::vector<DiscoveredDevice>> discover(const DiscoveryPaths& paths) {
@@ -85,12 +124,20 @@ Result<std::vector<DiscoveredDevice>> discover(const DiscoveryPaths& paths) {
       d.in_sysfs = true;
       const fs::path dir = it->path();
       if (auto v = read_attribute(dir / "board_location")) {
-        d.board_location = *v;
+        if (is_pci_address(*v)) {
+          d.board_location = *v;
+        } else {
+          d.notes.push_back(fmt::format("board_location '{}' is not a PCI address", common::printable_text(*v)));
+        }
       } else {
         d.notes.push_back(v.error().message);
       }
       if (auto v = read_attribute(dir / "device_id")) {
-        d.device_id = *v;
+        if (is_pci_id(*v)) {
+          d.device_id = *v;
+        } else {
+          d.notes.push_back(fmt::format("device_id '{}' is not a PCI id", common::printable_text(*v)));
+        }
       } else {
         d.notes.push_back(v.error().message);
       }
@@ -100,7 +147,7 @@ Result<std::vector<DiscoveredDevice>> discover(const DiscoveryPaths& paths) {
         if (perr == std::errc() && p == v->data() + v->size()) {
           d.accelerator_type = t;
         } else {
-          d.notes.push_back(fmt::format("accelerator_type '{}' is not a number", *v));
+          d.notes.push_back(fmt::format("accelerator_type '{}' is not a number", common::printable_text(*v)));
         }
       } else {
         d.notes.push_back(v.error().message);

@@ -1,4 +1,4 @@
-// aisrv Hailo-8 driver layer — supported driver versions and their ioctl layouts.
+// aisrv hailo8/driver — supported driver versions and their ioctl layouts.
 #include "aisrv/engine/hailo8/driver/driver_version.hpp"
 
 #include <array>

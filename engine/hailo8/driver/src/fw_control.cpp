@@ -1,12 +1,12 @@
-// aisrv Hailo-8 driver layer — firmware control framing: request building, response validation, MD5 (OpenSSL EVP),
-// and the per-opcode table (name, serving CPU, critical flag) in CONTROL_PROTOCOL__OPCODE_t order.
+// aisrv hailo8/driver — firmware control framing: request building, response validation, and the per-opcode
+// table (name, serving CPU, critical flag) in CONTROL_PROTOCOL__OPCODE_t order.
 #include "aisrv/engine/hailo8/driver/fw_control.hpp"
-
-#include <openssl/evp.h>
 
 #include <array>
 
 #include <fmt/format.h>
+
+#include "aisrv/engine/hailo8/common/byte_order.hpp"
 
 namespace aisrv::engine::hailo8::driver {
 namespace {
@@ -98,16 +98,8 @@ constexpr std::array<OpcodeTraits, kControlOpcodeCount> kOpcodes{{
     {"CONTEXT_SWITCH_SIGNAL_CACHE_UPDATED", C, false},
 }};
 
-void put_be32(std::vector<uint8_t>& out, uint32_t v) {
-  out.push_back(static_cast<uint8_t>(v >> 24));
-  out.push_back(static_cast<uint8_t>(v >> 16));
-  out.push_back(static_cast<uint8_t>(v >> 8));
-  out.push_back(static_cast<uint8_t>(v));
-}
-
-uint32_t be32(const uint8_t* p) {
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
-}
+using common::append_be32;
+using common::load_be32;
 
 std::string opcode_label(uint32_t opcode) {
   auto t = opcode_traits(opcode);
@@ -119,21 +111,6 @@ std::string opcode_label(uint32_t opcode) {
 std::optional<OpcodeTraits> opcode_traits(uint32_t opcode) {
   if (opcode >= kOpcodes.size()) return std::nullopt;
   return kOpcodes[opcode];
-}
-
-Md5 md5(std::span<const uint8_t> bytes) {
-  Md5 out{};
-  unsigned int len = 0;
-  // EVP_Digest cannot fail for MD5 on a valid buffer; a zero digest would surface as an MD5 mismatch.
-  EVP_Digest(bytes.data(), bytes.size(), out.data(), &len, EVP_md5(), nullptr);
-  return out;
-}
-
-std::string hex(std::span<const uint8_t> bytes) {
-  std::string s;
-  s.reserve(bytes.size() * 2);
-  for (uint8_t b : bytes) s += fmt::format("{:02x}", b);
-  return s;
 }
 
 Result<std::vector<uint8_t>> build_control_request(uint32_t opcode, std::span<const std::vector<uint8_t>> params,
@@ -150,13 +127,13 @@ Result<std::vector<uint8_t>> build_control_request(uint32_t opcode, std::span<co
   }
   std::vector<uint8_t> out;
   out.reserve(total);
-  put_be32(out, kControlProtocolVersion);
-  put_be32(out, 0);  // flags: ack clear in requests
-  put_be32(out, sequence);
-  put_be32(out, opcode);
-  put_be32(out, static_cast<uint32_t>(params.size()));
+  append_be32(out, kControlProtocolVersion);
+  append_be32(out, 0);  // flags: ack clear in requests
+  append_be32(out, sequence);
+  append_be32(out, opcode);
+  append_be32(out, static_cast<uint32_t>(params.size()));
   for (const auto& p : params) {
-    put_be32(out, static_cast<uint32_t>(p.size()));
+    append_be32(out, static_cast<uint32_t>(p.size()));
     out.insert(out.end(), p.begin(), p.end());
   }
   return out;
@@ -168,12 +145,12 @@ Result<ControlResponse> parse_control_response(std::span<const uint8_t> b, uint3
                       b.size(), kControlResponseHeaderSize);
   }
   ControlResponse r;
-  r.version = be32(b.data());
-  r.flags = be32(b.data() + 4);
-  r.sequence = be32(b.data() + 8);
-  r.opcode = be32(b.data() + 12);
-  r.major_status = be32(b.data() + 16);
-  r.minor_status = be32(b.data() + 20);
+  r.version = load_be32(b.data());
+  r.flags = load_be32(b.data() + 4);
+  r.sequence = load_be32(b.data() + 8);
+  r.opcode = load_be32(b.data() + 12);
+  r.major_status = load_be32(b.data() + 16);
+  r.minor_status = load_be32(b.data() + 20);
   if (r.version != kControlProtocolVersion) {
     return make_error(Errc::protocol_error, "firmware control response has protocol version {} (expected {})",
                       r.version, kControlProtocolVersion);
@@ -192,7 +169,7 @@ Result<ControlResponse> parse_control_response(std::span<const uint8_t> b, uint3
     return make_error(Errc::protocol_error, "firmware control response to {} ends inside the parameter count ({} bytes)",
                       opcode_label(expected_opcode), b.size());
   }
-  const uint32_t count = be32(b.data() + at);
+  const uint32_t count = load_be32(b.data() + at);
   at += 4;
   for (uint32_t i = 0; i < count; ++i) {
     if (b.size() - at < 4) {
@@ -200,7 +177,7 @@ Result<ControlResponse> parse_control_response(std::span<const uint8_t> b, uint3
                         "firmware control response to {} ends before parameter {} of {} ({} bytes)",
                         opcode_label(expected_opcode), i, count, b.size());
     }
-    const uint32_t len = be32(b.data() + at);
+    const uint32_t len = load_be32(b.data() + at);
     at += 4;
     if (len > b.size() - at) {
       return make_error(Errc::protocol_error,

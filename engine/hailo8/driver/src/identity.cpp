@@ -1,8 +1,12 @@
-// aisrv Hailo-8 driver layer — decoding of the IDENTIFY and GET_DEVICE_INFORMATION responses (layouts in
+// aisrv hailo8/driver — decoding of the IDENTIFY and GET_DEVICE_INFORMATION responses (layouts in
 // identity.hpp).
 #include "aisrv/engine/hailo8/driver/identity.hpp"
 
 #include <fmt/format.h>
+
+#include "aisrv/engine/hailo8/common/byte_order.hpp"
+#include "aisrv/engine/hailo8/common/printable_text.hpp"
+#include "aisrv/engine/hailo8/hef/types.hpp"
 
 namespace aisrv::engine::hailo8::driver {
 namespace {
@@ -12,13 +16,9 @@ constexpr uint32_t kRevisionCoreFlag = 1u << 27;
 constexpr uint32_t kRevisionExtendedCsFlag = 1u << 29;
 constexpr uint32_t kRevisionDevFlag = 1u << 30;
 
-uint32_t be32(const std::vector<uint8_t>& p, size_t at = 0) {
-  return (uint32_t{p[at]} << 24) | (uint32_t{p[at + 1]} << 16) | (uint32_t{p[at + 2]} << 8) | uint32_t{p[at + 3]};
-}
-
-uint32_t le32(const std::vector<uint8_t>& p, size_t at) {
-  return uint32_t{p[at]} | (uint32_t{p[at + 1]} << 8) | (uint32_t{p[at + 2]} << 16) | (uint32_t{p[at + 3]} << 24);
-}
+// Parameters are checked for their size by param() before these read them.
+uint32_t be32(const std::vector<uint8_t>& p) { return common::load_be32(p.data()); }
+uint32_t le32(const std::vector<uint8_t>& p, size_t at) { return common::load_le32(p.data() + at); }
 
 // Parameter i of `r`, required to exist and to be `exact` bytes (exact > 0) or at most `max` bytes.
 Result<const std::vector<uint8_t>*> param(const ControlResponse& r, const char* control, size_t i, const char* name,
@@ -42,31 +42,13 @@ Result<const std::vector<uint8_t>*> param(const ControlResponse& r, const char* 
 }  // namespace
 
 std::string_view architecture_name(uint32_t code) {
-  switch (code) {
-    case 0: return "HAILO8_A0";
-    case 1: return "HAILO8";
-    case 2: return "HAILO8L";
-    case 3: return "HAILO15H";
-    case 4: return "HAILO15L";
-    case 5: return "HAILO15M";
-    case 6: return "HAILO10H";
-    case 7: return "MARS";
-    default: return "unknown";
-  }
+  const auto arch = hef::device_arch_from_code(code);
+  return arch ? hef::device_arch_name(*arch) : "unknown";
 }
 
 std::string FirmwareVersion::str() const {
   return fmt::format("{}.{}.{} ({},app{})", major, minor, revision, release ? "release" : "develop",
                      extended_context_switch_buffer ? ",extended context switch buffer" : "");
-}
-
-std::string device_string(std::span<const uint8_t> bytes) {
-  std::string s;
-  for (uint8_t b : bytes) {
-    if (b == 0) break;
-    s += (b >= 0x20 && b < 0x7F) ? static_cast<char>(b) : '?';
-  }
-  return s;
 }
 
 std::string DeviceInformation::supported_features_text() const {
@@ -95,11 +77,11 @@ Result<DeviceIdentity> parse_identify(const ControlResponse& r) {
   id.protocol_version = be32(*AISRV_TRY(param(r, kCtl, 0, "protocol version", 4)));
   const auto& fw = *AISRV_TRY(param(r, kCtl, 1, "firmware version", 12));
   id.logger_version = be32(*AISRV_TRY(param(r, kCtl, 2, "logger version", 4)));
-  id.board_name = device_string(*AISRV_TRY(param(r, kCtl, 3, "board name", 0, 32)));
+  id.board_name = common::printable_text(*AISRV_TRY(param(r, kCtl, 3, "board name", 0, 32)));
   id.device_architecture = be32(*AISRV_TRY(param(r, kCtl, 4, "device architecture", 4)));
-  id.serial_number = device_string(*AISRV_TRY(param(r, kCtl, 5, "serial number", 0, 16)));
-  id.part_number = device_string(*AISRV_TRY(param(r, kCtl, 6, "part number", 0, 16)));
-  id.product_name = device_string(*AISRV_TRY(param(r, kCtl, 7, "product name", 0, 42)));
+  id.serial_number = common::printable_text(*AISRV_TRY(param(r, kCtl, 5, "serial number", 0, 16)));
+  id.part_number = common::printable_text(*AISRV_TRY(param(r, kCtl, 6, "part number", 0, 16)));
+  id.product_name = common::printable_text(*AISRV_TRY(param(r, kCtl, 7, "product name", 0, 42)));
 
   const uint32_t raw_revision = le32(fw, 8);
   if (raw_revision & kRevisionCoreFlag) {

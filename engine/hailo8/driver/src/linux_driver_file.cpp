@@ -1,4 +1,4 @@
-// aisrv Hailo-8 driver layer — the real device node: open(2) with O_RDWR | O_CLOEXEC (as libhailort does) and
+// aisrv hailo8/driver — the real device node: open(2) with O_RDWR | O_CLOEXEC (as libhailort does) and
 // ioctl(2), retried on EINTR.
 #include <fcntl.h>
 #include <sys/ioctl.h>

@@ -1,31 +1,25 @@
-// aisrv hailo8/hef — HEF container header, size rules and integrity (MD5 via OpenSSL, CRC-32 via zlib, XXH3-64 via
-// libxxhash). Every number comes from the file and is treated as hostile: sums are overflow-checked and every
-// mismatch is reported with both values.
+// aisrv hailo8/hef — HEF container header, size rules and integrity (MD5 via OpenSSL through hailo8/common, CRC-32 via
+// zlib, XXH3-64 via libxxhash). Every number comes from the file and is treated as hostile: sums are overflow-checked
+// and every mismatch is reported with both values.
 #include "aisrv/engine/hailo8/hef/container.hpp"
 
-#include <array>
+#include <algorithm>
 #include <limits>
 
-#include <openssl/evp.h>
 #include <xxhash.h>
 #include <zlib.h>
 
 #include <fmt/format.h>
 
+#include "aisrv/engine/hailo8/common/byte_order.hpp"
+#include "aisrv/engine/hailo8/common/digest.hpp"
+
 namespace aisrv::engine::hailo8::hef {
 namespace {
 
-uint32_t be32(const uint8_t* p) {
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
-}
-uint64_t be64(const uint8_t* p) { return (uint64_t{be32(p)} << 32) | be32(p + 4); }
-
-std::string hex(std::span<const uint8_t> bytes) {
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (uint8_t b : bytes) out += fmt::format("{:02x}", b);
-  return out;
-}
+using common::hex;
+using common::load_be32;
+using common::load_be64;
 
 // Residue = everything after the header; the size rule compares it with what the header declares.
 Status check_size(uint32_t version, uint64_t residue, uint64_t declared, std::string_view what) {
@@ -48,12 +42,8 @@ Result<uint64_t> checked_add(uint64_t a, uint64_t b, std::string_view what) {
   return sum;
 }
 
-Status verify_md5(std::span<const uint8_t> data, std::span<const uint8_t, 16> expected) {
-  std::array<uint8_t, EVP_MAX_MD_SIZE> md{};
-  unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), md.data(), &len, EVP_md5(), nullptr) != 1 || len != 16)
-    return make_error(Errc::internal, "MD5 computation failed (OpenSSL)");
-  std::span<const uint8_t> computed(md.data(), 16);
+Status verify_md5(std::span<const uint8_t> data, std::span<const uint8_t, common::kMd5Length> expected) {
+  const common::Md5Digest computed = AISRV_TRY(common::md5(data));
   if (!std::equal(computed.begin(), computed.end(), expected.begin()))
     return make_error(Errc::model_error, "HEF v0 MD5 mismatch: the header has {}, the protobuf hashes to {}",
                       hex(expected), hex(computed));
@@ -77,14 +67,14 @@ Result<Container> open_container(std::span<const uint8_t> file) {
     return make_error(Errc::model_error, "not a HEF: the file has {} bytes, fewer than the {}-byte HEF header",
                       file.size(), kCommonHeaderSize);
   const uint8_t* p = file.data();
-  const uint32_t magic = be32(p);
+  const uint32_t magic = load_be32(p);
   if (magic != kMagic)
     return make_error(Errc::model_error, "not a HEF: wrong magic 0x{:08x} (a HEF starts with 0x{:08x}, \"\\x01HEF\")",
                       magic, kMagic);
   Container c;
   ContainerFacts& f = c.facts;
-  f.version = be32(p + 4);
-  f.proto_size = be32(p + 8);
+  f.version = load_be32(p + 4);
+  f.proto_size = load_be32(p + 8);
   f.file_size = file.size();
   f.header_size = header_size_of_version(f.version);
   if (f.header_size == 0)
@@ -101,7 +91,7 @@ Result<Container> open_container(std::span<const uint8_t> file) {
     case 0: {
       // reserved u32 @12, MD5 @16 over the protobuf only.
       if (auto s = check_size(0, residue, f.proto_size, "a protobuf"); !s) return std::move(s).error();
-      std::span<const uint8_t, 16> expected(p + 16, 16);
+      std::span<const uint8_t, common::kMd5Length> expected(p + 16, common::kMd5Length);
       if (auto s = verify_md5(after_header, expected); !s) return std::move(s).error();
       f.checksum_kind = "MD5";
       f.checksum_hex = hex(expected);
@@ -110,8 +100,8 @@ Result<Container> open_container(std::span<const uint8_t> file) {
     }
     case 1: {
       // crc u32 @12, ccws_size u64 @16, reserved u32 @24; CRC-32 over the whole residue.
-      const uint32_t crc = be32(p + 12);
-      f.ccws_size = be64(p + 16);
+      const uint32_t crc = load_be32(p + 12);
+      f.ccws_size = load_be64(p + 16);
       const uint64_t declared = AISRV_TRY(checked_add(f.proto_size, f.ccws_size, "proto_size + ccws_size"));
       if (auto s = check_size(1, residue, declared, "a protobuf and CCWs"); !s) return std::move(s).error();
       const uint32_t computed =
@@ -130,15 +120,15 @@ Result<Container> open_container(std::span<const uint8_t> file) {
       // v2: xxh3 u64 @12, ccws_size u64 @20, 2 reserved u64.
       // v3: xxh3 u64 @12, ccws_size_with_padding u64 @20, hef_padding_size u32 @28, additional_info_size u64 @32,
       //     2 reserved u64. XXH3-64 (seed 0) over the whole residue.
-      const uint64_t xxh = be64(p + 12);
+      const uint64_t xxh = load_be64(p + 12);
       uint64_t declared = 0;
-      uint64_t ccws_with_padding = be64(p + 20);
+      uint64_t ccws_with_padding = load_be64(p + 20);
       if (f.version == 2) {
         f.ccws_size = ccws_with_padding;
         declared = AISRV_TRY(checked_add(f.proto_size, f.ccws_size, "proto_size + ccws_size"));
       } else {
-        f.padding_size = be32(p + 28);
-        f.additional_info_size = be64(p + 32);
+        f.padding_size = load_be32(p + 28);
+        f.additional_info_size = load_be64(p + 32);
         if (ccws_with_padding < f.padding_size)
           return make_error(Errc::model_error,
                             "HEF v3 header field out of range: ccws_size_with_padding {} is smaller than "

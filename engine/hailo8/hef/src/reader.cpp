@@ -10,6 +10,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <new>
 #include <set>
 
 #include <fmt/format.h>
@@ -839,8 +840,7 @@ void append_streams(const Layer& l, std::vector<StreamInfo>& out) {
     } else {
       info.shape = s.shape;
       info.hw_shape = s.hw_shape;
-      const uint64_t bytes = uint64_t{s.hw_shape.height} * s.hw_shape.width * s.hw_shape.features * s.hw_data_bytes;
-      info.hw_frame_size = (bytes + 7) / 8 * 8;
+      info.hw_frame_size = hw_frame_bytes(s.hw_shape, s.hw_data_bytes);
     }
     info.index = s.stream_index;
     info.quant = s.quant;
@@ -913,7 +913,12 @@ Result<Hef> read_hef_file(const std::filesystem::path& path) {
   const std::streamoff size = in.tellg();
   in.seekg(0, std::ios::beg);
   if (size < 0) return make_error(Errc::io_error, "{}: cannot determine the size", path.string());
-  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  std::vector<uint8_t> bytes;
+  try {
+    bytes.resize(static_cast<size_t>(size));
+  } catch (const std::bad_alloc&) {  // a file larger than the memory we can get: refuse, do not crash
+    return make_error(Errc::io_error, "{}: {} bytes do not fit in memory", path.string(), size);
+  }
   if (size > 0 && !in.read(reinterpret_cast<char*>(bytes.data()), size))
     return make_error(Errc::io_error, "{}: read failed", path.string());
   auto hef = read_hef(bytes);

@@ -68,6 +68,11 @@ std::string_view device_arch_name(DeviceArch arch) {
   return "UNKNOWN ARCHITECTURE";
 }
 
+std::optional<DeviceArch> device_arch_from_code(uint32_t code) {
+  if (code > static_cast<uint32_t>(DeviceArch::mars)) return std::nullopt;
+  return static_cast<DeviceArch>(code);
+}
+
 bool runs_on_hailo8(HwArch arch) {
   return arch == HwArch::hailo8p || arch == HwArch::hailo8r || arch == HwArch::hailo8l;
 }
@@ -193,11 +198,7 @@ uint64_t NmsInfo::hw_frame_size() const {
 }
 
 uint64_t VStreamInfo::frame_size() const {
-  if (nms) {
-    // HAILO_NMS_BY_CLASS: per class a count and max_bboxes_per_class boxes of 5 values, float32 each.
-    const uint64_t per_class = 1 + 5 * uint64_t{nms->max_bboxes_per_class};
-    return per_class * nms->number_of_classes * format_type_bytes(type);
-  }
+  if (nms) return nms_by_class_floats(nms->number_of_classes, nms->max_bboxes_per_class) * format_type_bytes(type);
   return uint64_t{shape.height} * shape.width * shape.features * format_type_bytes(type);
 }
 

@@ -87,6 +87,11 @@ Result<std::unique_ptr<Session>> Session::open(const HailortLibrary& lib, std::s
   size_t out_count = out_params.size();
   st = a.make_output_vstream_params(s->group_, false, HAILO_FORMAT_TYPE_AUTO, out_params.data(), &out_count);
   if (st != HAILO_SUCCESS) return s->fail("hailo_make_output_vstream_params", st);
+  if (in_count > in_params.size() || out_count > out_params.size())
+    return make_error(Errc::infer_error,
+                      "libhailort reports {} input and {} output vstream parameters, more than the {} it was given "
+                      "room for",
+                      in_count, out_count, HAILO_MAX_STREAMS_COUNT);
   if (in_count != inputs.size() || out_count != outputs.size())
     return make_error(Errc::infer_error,
                       "libhailort lists {} input and {} output vstreams, the HEF reader found {} and {}", in_count,

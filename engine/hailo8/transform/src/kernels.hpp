@@ -1,10 +1,11 @@
-// aisrv Hailo-8 host transforms — internal element kernels shared by quantize.cpp and layout.cpp (not installed):
+// aisrv hailo8/transform — internal element kernels shared by quantize.cpp and layout.cpp (not installed):
 // unchecked loops over raw pointers; the public functions validate sizes and parameters before calling them.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "aisrv/engine/hailo8/transform/quantize.hpp"
 #include "aisrv/engine/hailo8/transform/types.hpp"
 #include "aisrv/protocol/result.hpp"
 
@@ -18,9 +19,7 @@ struct QuantKernelParams {
   float zp;
 };
 
-QuantKernelParams make_kernel_params(const QuantInfo& qp);
-// Zero/non-finite scale, non-finite zero point, NaN or inverted limits → Errc::invalid_argument (identity: ok).
-Status validate_quant_info(const QuantInfo& qp);
+QuantKernelParams make_kernel_params(const QuantInfo& qp);  // after validate_quant_info() (quantize.hpp)
 
 // Vectorised (SSE2/NEON) quantization of n elements.
 void quantize_kernel(const float* in, uint8_t* out, size_t n, const QuantKernelParams& p);

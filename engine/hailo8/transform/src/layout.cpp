@@ -1,4 +1,4 @@
-// aisrv Hailo-8 host transforms — host ↔ device frame layouts (see layout.hpp for the index formulas). One
+// aisrv hailo8/transform — host ↔ device frame layouts (see layout.hpp for the index formulas). One
 // traversal per direction, parameterised by where a host row comes from (a host buffer or a freshly quantized
 // scratch row) and where a device element goes (a host buffer or a de-quantized float), so the plain and fused
 // paths share the same, tested index arithmetic.
@@ -66,51 +66,59 @@ void deinterleave3(const T* s, T* p0, T* p1, T* p2, size_t w) {
 }
 
 struct Geometry {
-  DeviceOrder order;
-  Shape3 s;                 // host shape
-  Shape3 hw;                // padded hardware shape
+  FormatOrder order;
+  Shape s;                 // host shape
+  Shape hw;                // padded hardware shape
   size_t host_elements;     // s.h · s.w · s.f
   size_t row_stride;        // device elements between host rows r and r + 1
   size_t device_elements;   // whole device frame, including the 8-byte alignment tail
 };
 
-Result<Geometry> make_geometry(DeviceOrder order, const Shape3& s, const Shape3& hw, ElementType type) {
+Result<Geometry> make_geometry(FormatOrder order, const Shape& s, const Shape& hw, FormatType type) {
+  if (!is_layout_order(order)) {
+    return make_error(Errc::invalid_argument, "the layout transforms do not handle device order {} ({})",
+                      hef::format_order_name(order), static_cast<uint32_t>(order));
+  }
+  if (type != FormatType::uint8 && type != FormatType::uint16) {
+    return make_error(Errc::invalid_argument, "the layout transforms handle UINT8 and UINT16 elements, not {}",
+                      hef::format_type_name(type));
+  }
   if (s.height == 0 || s.width == 0 || s.features == 0) {
-    return make_error(Errc::invalid_argument, "{} frame shape {}x{}x{} has a zero dimension", device_order_name(order),
-                      s.height, s.width, s.features);
+    return make_error(Errc::invalid_argument, "{} frame shape {}x{}x{} has a zero dimension",
+                      hef::format_order_name(order), s.height, s.width, s.features);
   }
   if (hw.height < s.height || hw.width < s.width || hw.features < s.features) {
     return make_error(Errc::invalid_argument,
-                      "{} hardware shape {}x{}x{} is smaller than the frame shape {}x{}x{}", device_order_name(order),
-                      hw.height, hw.width, hw.features, s.height, s.width, s.features);
+                      "{} hardware shape {}x{}x{} is smaller than the frame shape {}x{}x{}",
+                      hef::format_order_name(order), hw.height, hw.width, hw.features, s.height, s.width, s.features);
   }
-  if (order == DeviceOrder::f8cr && hw.features % 8 != 0) {
+  if (order == FormatOrder::f8cr && hw.features % 8 != 0) {
     return make_error(Errc::invalid_argument, "F8CR hardware features {} is not a multiple of 8", hw.features);
   }
-  if (order == DeviceOrder::nc && (s.height != 1 || s.width != 1 || hw.height != 1 || hw.width != 1)) {
+  if (order == FormatOrder::nc && (s.height != 1 || s.width != 1 || hw.height != 1 || hw.width != 1)) {
     return make_error(Errc::invalid_argument, "NC frame must be 1x1xC (shape {}x{}x{}, hardware {}x{}x{})", s.height,
                       s.width, s.features, hw.height, hw.width, hw.features);
   }
-  if (order == DeviceOrder::nhw && (s.features != 1 || hw.features != 1)) {
+  if (order == FormatOrder::nhw && (s.features != 1 || hw.features != 1)) {
     return make_error(Errc::invalid_argument, "NHW frame must have 1 feature (shape {}, hardware {})", s.features,
                       hw.features);
   }
-  const uint64_t esize = element_bytes(type);
+  const uint64_t esize = hef::format_type_bytes(type);
   const uint64_t host = uint64_t{s.height} * s.width * s.features;
   // Each factor ≤ 2^30 and height·width ≤ 2^30, so the three-way product fits in 64 bits before it is compared.
   const uint64_t data = uint64_t{hw.height} * hw.width * hw.features;
   if (hw.height > (1u << 30) || hw.width > (1u << 30) || hw.features > (1u << 30) ||
       uint64_t{hw.height} * hw.width > kMaxFrameBytes || data * esize > kMaxFrameBytes) {
     return make_error(Errc::invalid_argument, "{} hardware frame {}x{}x{} exceeds the {} byte limit",
-                      device_order_name(order), hw.height, hw.width, hw.features, kMaxFrameBytes);
+                      hef::format_order_name(order), hw.height, hw.width, hw.features, kMaxFrameBytes);
   }
   Geometry g;
   g.order = order;
   g.s = s;
   g.hw = hw;
   g.host_elements = static_cast<size_t>(host);
-  g.row_stride = order == DeviceOrder::nhw ? hw.width : size_t{hw.width} * hw.features;
-  g.device_elements = static_cast<size_t>(align_up(data * esize, kHwDataAlignment) / esize);
+  g.row_stride = order == FormatOrder::nhw ? hw.width : size_t{hw.width} * hw.features;
+  g.device_elements = static_cast<size_t>(hef::align_to_hw_words(data * esize) / esize);
   return g;
 }
 
@@ -159,8 +167,8 @@ void write_device(const Geometry& g, RowFn&& row, T* dev) {
   const size_t H = g.s.height, W = g.s.width, F = g.s.features;
   const size_t hwW = g.hw.width, hwF = g.hw.features;
   switch (g.order) {
-    case DeviceOrder::nhwc:
-    case DeviceOrder::fcr:
+    case FormatOrder::nhwc:
+    case FormatOrder::fcr:
       for (size_t r = 0; r < H; ++r) {
         const T* s = row(r);
         T* d = dev + r * g.row_stride;
@@ -175,7 +183,7 @@ void write_device(const Geometry& g, RowFn&& row, T* dev) {
         zero(d + W * hwF, (hwW - W) * hwF);
       }
       break;
-    case DeviceOrder::nhcw:
+    case FormatOrder::nhcw:
       for (size_t r = 0; r < H; ++r) {
         const T* s = row(r);
         T* d = dev + r * g.row_stride;
@@ -194,7 +202,7 @@ void write_device(const Geometry& g, RowFn&& row, T* dev) {
         zero(d + F * hwW, (hwF - F) * hwW);
       }
       break;
-    case DeviceOrder::f8cr:
+    case FormatOrder::f8cr:
       for (size_t r = 0; r < H; ++r) {
         const T* s = row(r);
         T* d = dev + r * g.row_stride;
@@ -210,19 +218,20 @@ void write_device(const Geometry& g, RowFn&& row, T* dev) {
         }
       }
       break;
-    case DeviceOrder::nc: {
+    case FormatOrder::nc: {
       const T* s = row(0);
       std::memcpy(dev, s, F * sizeof(T));
       zero(dev + F, hwF - F);
       break;
     }
-    case DeviceOrder::nhw:
+    case FormatOrder::nhw:
       for (size_t r = 0; r < H; ++r) {
         T* d = dev + r * g.row_stride;
         std::memcpy(d, row(r), W * sizeof(T));
         zero(d + W, hwW - W);
       }
       break;
+    default: break;  // make_geometry() refused every other order
   }
   // Padded rows below the frame and the tail up to the 8-byte boundary.
   const size_t written = H * g.row_stride;
@@ -235,8 +244,8 @@ void read_device(const Geometry& g, const T* dev, Sink&& sink) {
   const size_t H = g.s.height, W = g.s.width, F = g.s.features;
   const size_t hwW = g.hw.width, hwF = g.hw.features;
   switch (g.order) {
-    case DeviceOrder::nhwc:
-    case DeviceOrder::fcr:
+    case FormatOrder::nhwc:
+    case FormatOrder::fcr:
       for (size_t r = 0; r < H; ++r) {
         const T* d = dev + r * g.row_stride;
         for (size_t c = 0; c < W; ++c) {
@@ -245,7 +254,7 @@ void read_device(const Geometry& g, const T* dev, Sink&& sink) {
         }
       }
       break;
-    case DeviceOrder::nhcw:
+    case FormatOrder::nhcw:
       for (size_t r = 0; r < H; ++r) {
         const T* d = dev + r * g.row_stride;
         for (size_t c = 0; c < W; ++c) {
@@ -254,7 +263,7 @@ void read_device(const Geometry& g, const T* dev, Sink&& sink) {
         }
       }
       break;
-    case DeviceOrder::f8cr:
+    case FormatOrder::f8cr:
       for (size_t r = 0; r < H; ++r) {
         const T* d = dev + r * g.row_stride;
         for (size_t c = 0; c < W; ++c) {
@@ -263,38 +272,39 @@ void read_device(const Geometry& g, const T* dev, Sink&& sink) {
         }
       }
       break;
-    case DeviceOrder::nc:
+    case FormatOrder::nc:
       for (size_t f = 0; f < F; ++f) sink(f, f, dev[f]);
       break;
-    case DeviceOrder::nhw:
+    case FormatOrder::nhw:
       for (size_t r = 0; r < H; ++r) {
         const T* d = dev + r * g.row_stride;
         for (size_t c = 0; c < W; ++c) sink(r * W + c, 0, d[c]);
       }
       break;
+    default: break;  // make_geometry() refused every other order
   }
 }
 
 Status check_sizes(const Geometry& g, size_t host_size, size_t device_size, const char* what) {
   if (host_size != g.host_elements) {
     return make_error(Errc::bad_length, "{} {}: host frame has {} elements, shape {}x{}x{} needs {}", what,
-                      device_order_name(g.order), host_size, g.s.height, g.s.width, g.s.features, g.host_elements);
+                      hef::format_order_name(g.order), host_size, g.s.height, g.s.width, g.s.features, g.host_elements);
   }
   if (device_size != g.device_elements) {
     return make_error(Errc::bad_length, "{} {}: device frame has {} elements, hardware shape {}x{}x{} needs {}", what,
-                      device_order_name(g.order), device_size, g.hw.height, g.hw.width, g.hw.features,
+                      hef::format_order_name(g.order), device_size, g.hw.height, g.hw.width, g.hw.features,
                       g.device_elements);
   }
   return ok();
 }
 
 template <typename T>
-constexpr ElementType type_of() {
-  return sizeof(T) == 1 ? ElementType::u8 : ElementType::u16;
+constexpr FormatType type_of() {
+  return sizeof(T) == 1 ? FormatType::uint8 : FormatType::uint16;
 }
 
 template <typename T>
-Status host_to_device_impl(std::span<const T> host, const Shape3& shape, DeviceOrder order, const Shape3& hw,
+Status host_to_device_impl(std::span<const T> host, const Shape& shape, FormatOrder order, const Shape& hw,
                            std::span<T> device) {
   auto g = AISRV_TRY(make_geometry(order, shape, hw, type_of<T>()));
   if (auto s = check_sizes(g, host.size(), device.size(), "host_to_device"); !s) return s;
@@ -304,7 +314,7 @@ Status host_to_device_impl(std::span<const T> host, const Shape3& shape, DeviceO
 }
 
 template <typename T>
-Status device_to_host_impl(std::span<const T> device, DeviceOrder order, const Shape3& hw, const Shape3& shape,
+Status device_to_host_impl(std::span<const T> device, FormatOrder order, const Shape& hw, const Shape& shape,
                            std::span<T> host) {
   auto g = AISRV_TRY(make_geometry(order, shape, hw, type_of<T>()));
   if (auto s = check_sizes(g, host.size(), device.size(), "device_to_host"); !s) return s;
@@ -314,15 +324,15 @@ Status device_to_host_impl(std::span<const T> device, DeviceOrder order, const S
 }
 
 template <typename T>
-Status quantize_to_device_impl(std::span<const float> host, const Shape3& shape, const QuantInfo& qp,
-                               DeviceOrder order, const Shape3& hw, std::span<T> device) {
+Status quantize_to_device_impl(std::span<const float> host, const Shape& shape, const QuantInfo& qp,
+                               FormatOrder order, const Shape& hw, std::span<T> device) {
   auto g = AISRV_TRY(make_geometry(order, shape, hw, type_of<T>()));
   if (auto s = check_sizes(g, host.size(), device.size(), "quantize_to_device"); !s) return s;
   if (auto s = validate_quant_info(qp); !s) return s;
   const QuantKernelParams p = make_kernel_params(qp);
   const size_t row_elems = size_t{shape.width} * shape.features;
-  const bool dense_rows = (order == DeviceOrder::nhwc || order == DeviceOrder::fcr) && shape.features == hw.features;
-  if (dense_rows || order == DeviceOrder::nhw || order == DeviceOrder::nc) {
+  const bool dense_rows = (order == FormatOrder::nhwc || order == FormatOrder::fcr) && shape.features == hw.features;
+  if (dense_rows || order == FormatOrder::nhw || order == FormatOrder::nc) {
     // Rows are contiguous on both sides: quantize straight into the device frame, then zero the padding.
     T* dev = device.data();
     for (size_t r = 0; r < shape.height; ++r) {
@@ -346,12 +356,12 @@ Status quantize_to_device_impl(std::span<const float> host, const Shape3& shape,
 }
 
 template <typename T>
-Status dequantize_from_device_impl(std::span<const T> device, DeviceOrder order, const Shape3& hw,
-                                   const Shape3& shape, std::span<const QuantInfo> qps, std::span<float> host) {
+Status dequantize_from_device_impl(std::span<const T> device, FormatOrder order, const Shape& hw,
+                                   const Shape& shape, std::span<const QuantInfo> qps, std::span<float> host) {
   auto g = AISRV_TRY(make_geometry(order, shape, hw, type_of<T>()));
   if (auto s = check_sizes(g, host.size(), device.size(), "dequantize_from_device"); !s) return s;
   float* out = host.data();
-  if (order == DeviceOrder::nhw) {
+  if (order == FormatOrder::nhw) {
     read_device(g, device.data(), [out](size_t i, size_t, T v) { out[i] = static_cast<float>(v); });
     return ok();
   }
@@ -363,45 +373,32 @@ Status dequantize_from_device_impl(std::span<const T> device, DeviceOrder order,
   bool all_same = true;
   for (const auto& q : qps) all_same = all_same && (q == qps[0]);
   if (all_same) {
-    const float zp = qps[0].zp, scale = qps[0].scale;
+    const float zp = qps[0].zero_point, scale = qps[0].scale;
     read_device(g, device.data(),
                 [out, zp, scale](size_t i, size_t, T v) { out[i] = (static_cast<float>(v) - zp) * scale; });
   } else {
     const QuantInfo* q = qps.data();
     read_device(g, device.data(),
-                [out, q](size_t i, size_t f, T v) { out[i] = (static_cast<float>(v) - q[f].zp) * q[f].scale; });
+                [out, q](size_t i, size_t f, T v) { out[i] = (static_cast<float>(v) - q[f].zero_point) * q[f].scale; });
   }
   return ok();
 }
 
 }  // namespace
 
-std::string_view device_order_name(DeviceOrder order) {
+bool is_layout_order(FormatOrder order) {
   switch (order) {
-    case DeviceOrder::nhwc: return "NHWC";
-    case DeviceOrder::nhcw: return "NHCW";
-    case DeviceOrder::fcr: return "FCR";
-    case DeviceOrder::f8cr: return "F8CR";
-    case DeviceOrder::nc: return "NC";
-    case DeviceOrder::nhw: return "NHW";
-  }
-  return "?";
-}
-
-std::optional<DeviceOrder> device_order_from_hef(uint32_t hef_format) {
-  switch (hef_format) {
-    case 0:
-    case 13: return DeviceOrder::nhwc;
-    case 1: return DeviceOrder::nhcw;
-    case 2: return DeviceOrder::nc;
-    case 3: return DeviceOrder::fcr;
-    case 5: return DeviceOrder::nhw;
-    case 7: return DeviceOrder::f8cr;
-    default: return std::nullopt;
+    case FormatOrder::nhwc:
+    case FormatOrder::nhcw:
+    case FormatOrder::fcr:
+    case FormatOrder::f8cr:
+    case FormatOrder::nc:
+    case FormatOrder::nhw: return true;
+    default: return false;
   }
 }
 
-Result<size_t> host_frame_elements(const Shape3& shape) {
+Result<size_t> host_frame_elements(const Shape& shape) {
   const uint64_t n = uint64_t{shape.height} * shape.width;
   if (shape.height > (1u << 30) || shape.width > (1u << 30) || n > kMaxFrameBytes ||
       n * shape.features > kMaxFrameBytes) {
@@ -411,41 +408,41 @@ Result<size_t> host_frame_elements(const Shape3& shape) {
   return static_cast<size_t>(n * shape.features);
 }
 
-Result<size_t> device_frame_bytes(DeviceOrder order, const Shape3& shape, const Shape3& hw, ElementType type) {
+Result<size_t> device_frame_bytes(FormatOrder order, const Shape& shape, const Shape& hw, FormatType type) {
   auto g = AISRV_TRY(make_geometry(order, shape, hw, type));
-  return g.device_elements * element_bytes(type);
+  return g.device_elements * hef::format_type_bytes(type);
 }
 
-Status host_to_device(std::span<const uint8_t> host, const Shape3& shape, DeviceOrder order, const Shape3& hw,
+Status host_to_device(std::span<const uint8_t> host, const Shape& shape, FormatOrder order, const Shape& hw,
                       std::span<uint8_t> device) {
   return host_to_device_impl(host, shape, order, hw, device);
 }
-Status host_to_device(std::span<const uint16_t> host, const Shape3& shape, DeviceOrder order, const Shape3& hw,
+Status host_to_device(std::span<const uint16_t> host, const Shape& shape, FormatOrder order, const Shape& hw,
                       std::span<uint16_t> device) {
   return host_to_device_impl(host, shape, order, hw, device);
 }
-Status device_to_host(std::span<const uint8_t> device, DeviceOrder order, const Shape3& hw, const Shape3& shape,
+Status device_to_host(std::span<const uint8_t> device, FormatOrder order, const Shape& hw, const Shape& shape,
                       std::span<uint8_t> host) {
   return device_to_host_impl(device, order, hw, shape, host);
 }
-Status device_to_host(std::span<const uint16_t> device, DeviceOrder order, const Shape3& hw, const Shape3& shape,
+Status device_to_host(std::span<const uint16_t> device, FormatOrder order, const Shape& hw, const Shape& shape,
                       std::span<uint16_t> host) {
   return device_to_host_impl(device, order, hw, shape, host);
 }
-Status quantize_to_device(std::span<const float> host, const Shape3& shape, const QuantInfo& qp, DeviceOrder order,
-                          const Shape3& hw, std::span<uint8_t> device) {
+Status quantize_to_device(std::span<const float> host, const Shape& shape, const QuantInfo& qp, FormatOrder order,
+                          const Shape& hw, std::span<uint8_t> device) {
   return quantize_to_device_impl(host, shape, qp, order, hw, device);
 }
-Status quantize_to_device(std::span<const float> host, const Shape3& shape, const QuantInfo& qp, DeviceOrder order,
-                          const Shape3& hw, std::span<uint16_t> device) {
+Status quantize_to_device(std::span<const float> host, const Shape& shape, const QuantInfo& qp, FormatOrder order,
+                          const Shape& hw, std::span<uint16_t> device) {
   return quantize_to_device_impl(host, shape, qp, order, hw, device);
 }
-Status dequantize_from_device(std::span<const uint8_t> device, DeviceOrder order, const Shape3& hw,
-                              const Shape3& shape, std::span<const QuantInfo> qps, std::span<float> host) {
+Status dequantize_from_device(std::span<const uint8_t> device, FormatOrder order, const Shape& hw,
+                              const Shape& shape, std::span<const QuantInfo> qps, std::span<float> host) {
   return dequantize_from_device_impl(device, order, hw, shape, qps, host);
 }
-Status dequantize_from_device(std::span<const uint16_t> device, DeviceOrder order, const Shape3& hw,
-                              const Shape3& shape, std::span<const QuantInfo> qps, std::span<float> host) {
+Status dequantize_from_device(std::span<const uint16_t> device, FormatOrder order, const Shape& hw,
+                              const Shape& shape, std::span<const QuantInfo> qps, std::span<float> host) {
   return dequantize_from_device_impl(device, order, hw, shape, qps, host);
 }
 

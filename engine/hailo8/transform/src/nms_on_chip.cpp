@@ -1,4 +1,4 @@
-// aisrv Hailo-8 host transforms — on-chip NMS: device word stream → hardware frame → HAILO_NMS_BY_CLASS float32.
+// aisrv hailo8/transform — on-chip NMS: device word stream → hardware frame → HAILO_NMS_BY_CLASS float32.
 // Every count and offset read from the device is checked against the frame bounds and max_bboxes_per_class (HailoRT
 // only asserts these in debug builds).
 #include "aisrv/engine/hailo8/transform/nms_on_chip.hpp"
@@ -7,29 +7,26 @@
 #include <cstring>
 #include <vector>
 
+#include "aisrv/engine/hailo8/common/byte_order.hpp"
+
 namespace aisrv::engine::hailo8::transform {
 namespace {
 
-uint64_t load_le64(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
+using common::load_le16;
+using common::load_le64;
+using common::store_le16;
 
-uint16_t load_le16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
-
-void store_le16(uint8_t* p, uint16_t v) {
-  p[0] = static_cast<uint8_t>(v);
-  p[1] = static_cast<uint8_t>(v >> 8);
-}
-
-Status check_shape(const NmsShape& s) {
-  if (s.classes == 0 || s.max_bboxes_per_class == 0) {
+Status check_nms(const NmsInfo& s) {
+  if (s.number_of_classes == 0 || s.max_bboxes_per_class == 0) {
     return make_error(Errc::invalid_argument, "NMS shape has {} classes and {} bboxes per class (both must be > 0)",
-                      s.classes, s.max_bboxes_per_class);
+                      s.number_of_classes, s.max_bboxes_per_class);
   }
   if (s.bbox_size < 8) return make_error(Errc::invalid_argument, "NMS bbox size {} is below 8 bytes", s.bbox_size);
   if (s.burst_size == 0) return make_error(Errc::invalid_argument, "NMS burst size is 0");
+  if (s.burst_type != NmsBurstType::h8_bbox && s.burst_type != NmsBurstType::h8_per_class) {
+    return make_error(Errc::invalid_argument, "NMS burst type {} is not a Hailo-8 type (H8_BBOX or H8_PER_CLASS)",
+                      hef::nms_burst_type_name(s.burst_type));
+  }
   if (s.max_bboxes_per_class > 0xFFFF) {
     return make_error(Errc::invalid_argument, "NMS max bboxes per class {} does not fit the 16-bit counter",
                       s.max_bboxes_per_class);
@@ -37,7 +34,7 @@ Status check_shape(const NmsShape& s) {
   return ok();
 }
 
-uint32_t chunks_of(const NmsShape& s) { return s.chunks_per_frame == 0 ? 1 : s.chunks_per_frame; }
+uint32_t chunks_of(const NmsInfo& s) { return s.chunks_per_frame == 0 ? 1 : s.chunks_per_frame; }
 
 }  // namespace
 
@@ -47,29 +44,34 @@ NmsBbox decode_nms_bbox(uint64_t w) {
                  static_cast<uint16_t>(w >> 48)};
 }
 
-Result<size_t> nms_hw_frame_bytes(const NmsShape& s) {
-  if (auto st = check_shape(s); !st) return st.error();
-  const uint64_t per_class = 2 + uint64_t{s.bbox_size} * std::max(s.burst_size, s.max_bboxes_per_class);
-  const uint64_t total = uint64_t{chunks_of(s)} * s.classes * per_class + uint64_t{s.bbox_size} * s.burst_size;
-  if (per_class > kMaxFrameBytes || uint64_t{chunks_of(s)} * s.classes > kMaxFrameBytes || total > kMaxFrameBytes) {
-    return make_error(Errc::invalid_argument, "NMS hardware frame for {} chunks x {} classes x {} bboxes exceeds {} bytes",
-                      chunks_of(s), s.classes, s.max_bboxes_per_class, kMaxFrameBytes);
+Result<size_t> nms_hw_frame_bytes(const NmsInfo& s) {
+  if (auto st = check_nms(s); !st) return st.error();
+  NmsInfo n = s;
+  n.chunks_per_frame = chunks_of(s);
+  // Bound the factors first so that the 64-bit formula cannot wrap: each ≤ 2^30 keeps the product ≤ 2^61.
+  const uint64_t per_class = 2 + uint64_t{n.bbox_size} * std::max(n.burst_size, n.max_bboxes_per_class);
+  const uint64_t class_chunks = uint64_t{n.chunks_per_frame} * n.number_of_classes;
+  const uint64_t total = per_class > kMaxFrameBytes || class_chunks > kMaxFrameBytes ? 0 : n.hw_frame_size();
+  if (total == 0 || total > kMaxFrameBytes) {
+    return make_error(Errc::invalid_argument,
+                      "NMS hardware frame for {} chunks x {} classes x {} bboxes exceeds {} bytes", n.chunks_per_frame,
+                      n.number_of_classes, n.max_bboxes_per_class, kMaxFrameBytes);
   }
   return static_cast<size_t>(total);
 }
 
-Result<size_t> nms_by_class_floats(const NmsShape& s) {
-  if (auto st = check_shape(s); !st) return st.error();
-  const uint64_t per_class = 1 + 5 * uint64_t{chunks_of(s)} * s.max_bboxes_per_class;
-  const uint64_t total = per_class * s.classes;
-  if (per_class > kMaxFrameBytes || total * 4 > kMaxFrameBytes) {
+Result<size_t> nms_by_class_floats(const NmsInfo& s) {
+  if (auto st = check_nms(s); !st) return st.error();
+  const uint64_t max_bboxes = uint64_t{chunks_of(s)} * s.max_bboxes_per_class;  // chunks are merged per class
+  const uint64_t per_class = 1 + 5 * max_bboxes;
+  if (per_class > kMaxFrameBytes || hef::nms_by_class_floats(s.number_of_classes, max_bboxes) * 4 > kMaxFrameBytes) {
     return make_error(Errc::invalid_argument, "NMS by-class frame for {} classes x {} bboxes exceeds {} bytes",
-                      s.classes, s.max_bboxes_per_class, kMaxFrameBytes);
+                      s.number_of_classes, s.max_bboxes_per_class, kMaxFrameBytes);
   }
-  return static_cast<size_t>(total);
+  return static_cast<size_t>(hef::nms_by_class_floats(s.number_of_classes, max_bboxes));
 }
 
-Result<size_t> nms_wire_to_hw_frame(std::span<const uint8_t> wire, const NmsShape& s, std::span<uint8_t> hw_frame) {
+Result<size_t> nms_wire_to_hw_frame(std::span<const uint8_t> wire, const NmsInfo& s, std::span<uint8_t> hw_frame) {
   const size_t frame_bytes = AISRV_TRY(nms_hw_frame_bytes(s));
   if (hw_frame.size() != frame_bytes) {
     return make_error(Errc::bad_length, "NMS hardware frame buffer is {} bytes, the shape needs {}", hw_frame.size(),
@@ -81,7 +83,7 @@ Result<size_t> nms_wire_to_hw_frame(std::span<const uint8_t> wire, const NmsShap
   }
   const size_t item = burst ? 8 : s.bbox_size;
   const size_t burst_bytes = burst ? size_t{s.burst_size} * 8 : item;
-  const uint64_t classes_expected = uint64_t{chunks_of(s)} * s.classes;
+  const uint64_t classes_expected = uint64_t{chunks_of(s)} * s.number_of_classes;
 
   std::memset(hw_frame.data(), 0, hw_frame.size());
   size_t in = 0;   // wire offset
@@ -94,7 +96,7 @@ Result<size_t> nms_wire_to_hw_frame(std::span<const uint8_t> wire, const NmsShap
       if (in + item > wire.size()) {
         return make_error(Errc::protocol_error,
                           "NMS wire data ended at byte {} after {} of {} class delimiters (class {} has {} bboxes so far)",
-                          wire.size(), cls, classes_expected, cls % s.classes, count);
+                          wire.size(), cls, classes_expected, cls % s.number_of_classes, count);
       }
       const uint64_t word = load_le64(wire.data() + in);
       if (word == kNmsImageDelimiter) {
@@ -112,7 +114,7 @@ Result<size_t> nms_wire_to_hw_frame(std::span<const uint8_t> wire, const NmsShap
       }
       if (count == s.max_bboxes_per_class) {
         return make_error(Errc::protocol_error, "NMS class {} (chunk {}) has more than {} bboxes at wire byte {}",
-                          cls % s.classes, cls / s.classes, s.max_bboxes_per_class, in);
+                          cls % s.number_of_classes, cls / s.number_of_classes, s.max_bboxes_per_class, in);
       }
       std::memcpy(hw_frame.data() + out, wire.data() + in, item);
       out += s.bbox_size;
@@ -128,7 +130,7 @@ Result<size_t> nms_wire_to_hw_frame(std::span<const uint8_t> wire, const NmsShap
   return in;
 }
 
-Status nms_hw_frame_to_by_class(std::span<const uint8_t> hw, const NmsShape& s, const QuantInfo& qp,
+Status nms_hw_frame_to_by_class(std::span<const uint8_t> hw, const NmsInfo& s, const QuantInfo& qp,
                                 std::span<float> out) {
   const size_t floats = AISRV_TRY(nms_by_class_floats(s));
   if (out.size() != floats) {
@@ -140,7 +142,7 @@ Status nms_hw_frame_to_by_class(std::span<const uint8_t> hw, const NmsShape& s, 
   size_t at = 0;
   for (uint32_t chunk = 0; chunk < chunks; ++chunk) {
     chunk_at[chunk] = at;
-    for (uint32_t c = 0; c < s.classes; ++c) {
+    for (uint32_t c = 0; c < s.number_of_classes; ++c) {
       if (at + 2 > hw.size()) {
         return make_error(Errc::protocol_error, "NMS hardware frame ({} bytes) ends inside the counter of chunk {} class {}",
                           hw.size(), chunk, c);
@@ -157,10 +159,10 @@ Status nms_hw_frame_to_by_class(std::span<const uint8_t> hw, const NmsShape& s, 
       }
     }
   }
-  const float zp = qp.zp, scale = qp.scale;
+  const float zp = qp.zero_point, scale = qp.scale;
   auto deq = [zp, scale](uint16_t v) { return (static_cast<float>(v) - zp) * scale; };
   size_t o = 0;
-  for (uint32_t c = 0; c < s.classes; ++c) {
+  for (uint32_t c = 0; c < s.number_of_classes; ++c) {
     const size_t count_slot = o++;
     uint32_t total = 0;
     for (uint32_t chunk = 0; chunk < chunks; ++chunk) {

@@ -1,7 +1,8 @@
-// aisrv Hailo-8 host transforms — quantize / de-quantize kernels. The quantize kernel is written with SSE2 (x86-64,
-// plus an AVX2 variant picked at run time) or NEON (aarch64) intrinsics because it runs on every input frame; a scalar
-// loop with identical results covers other targets and the tails. Every path computes exactly HailoRT's float expression (clip, true division by scale, add zero
-// point, round half to even) — no reciprocal multiplication, which would change results near .5 ties.
+// aisrv hailo8/transform — quantize / de-quantize kernels. The quantize kernel is written with SSE2 (x86-64, plus an
+// AVX2 variant picked at run time) or NEON (aarch64) intrinsics because it runs on every input frame; a scalar loop
+// with identical results covers other targets and the tails. Every path computes exactly HailoRT's float expression
+// (clip, true division by scale, add zero point, round half to even) — no reciprocal multiplication, which would change
+// results near .5 ties.
 #include "aisrv/engine/hailo8/transform/quantize.hpp"
 
 #include <cfenv>
@@ -217,10 +218,12 @@ Status validate(const QuantInfo& qp) {
     return make_error(Errc::invalid_argument, "quantization scale {} is not usable (must be finite and non-zero)",
                       qp.scale);
   }
-  if (!std::isfinite(qp.zp)) return make_error(Errc::invalid_argument, "quantization zero point {} is not finite", qp.zp);
-  if (std::isnan(qp.limvals_min) || std::isnan(qp.limvals_max) || qp.limvals_min > qp.limvals_max) {
-    return make_error(Errc::invalid_argument, "quantization limits [{}, {}] are not an interval", qp.limvals_min,
-                      qp.limvals_max);
+  if (!std::isfinite(qp.zero_point)) {
+    return make_error(Errc::invalid_argument, "quantization zero point {} is not finite", qp.zero_point);
+  }
+  if (std::isnan(qp.limit_min) || std::isnan(qp.limit_max) || qp.limit_min > qp.limit_max) {
+    return make_error(Errc::invalid_argument, "quantization limits [{}, {}] are not an interval", qp.limit_min,
+                      qp.limit_max);
   }
   return ok();
 }
@@ -288,7 +291,7 @@ Status cast_impl(std::span<const Q> in, std::span<float> out) {
 }  // namespace
 
 QuantKernelParams make_kernel_params(const QuantInfo& qp) {
-  return QuantKernelParams{qp.is_identity(), qp.limvals_min, qp.limvals_max, qp.scale, qp.zp};
+  return QuantKernelParams{qp.is_identity(), qp.limit_min, qp.limit_max, qp.scale, qp.zero_point};
 }
 
 void quantize_kernel(const float* in, uint8_t* out, size_t n, const QuantKernelParams& p) {
@@ -325,7 +328,7 @@ void dequantize_kernel(const Q* in, float* out, size_t n, const QuantInfo& qp) {
     for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(in[i]);
     return;
   }
-  const float zp = qp.zp, scale = qp.scale;
+  const float zp = qp.zero_point, scale = qp.scale;
   // Same expression and evaluation order as HailoRT: (float(q) - zp) * scale.
   for (size_t i = 0; i < n; ++i) out[i] = (static_cast<float>(in[i]) - zp) * scale;
 }

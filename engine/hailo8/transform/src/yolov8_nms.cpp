@@ -1,4 +1,4 @@
-// aisrv Hailo-8 host transforms — YOLOv8 post-process: threshold scan over the class outputs, DFL box decoding for
+// aisrv hailo8/transform — YOLOv8 post-process: threshold scan over the class outputs, DFL box decoding for
 // the anchors that have a candidate (once per anchor), per-class greedy NMS, HAILO_NMS_BY_CLASS output.
 // The score threshold is turned into a range of quantized values once per model (the de-quantization is monotonic
 // in q), so the scan compares raw bytes and touches each class row with a max-reduction before looking closer.
@@ -22,7 +22,7 @@ inline Q load(const uint8_t* base, size_t index) {
   }
 }
 
-inline float dequant(uint32_t q, const QuantInfo& qp) { return (static_cast<float>(q) - qp.zp) * qp.scale; }
+inline float dequant(uint32_t q, const QuantInfo& qp) { return (static_cast<float>(q) - qp.zero_point) * qp.scale; }
 
 // HailoRT NmsPostProcessOp::compute_iou, same expression order.
 inline float iou(float ay0, float ax0, float ay1, float ax1, float by0, float bx0, float by1, float bx1) {
@@ -36,14 +36,14 @@ inline float iou(float ay0, float ax0, float ay1, float ax1, float by0, float bx
 }
 
 Status check_qp(const QuantInfo& qp, const char* what, size_t branch) {
-  if (!std::isfinite(qp.scale) || !std::isfinite(qp.zp)) {
+  if (!std::isfinite(qp.scale) || !std::isfinite(qp.zero_point)) {
     return make_error(Errc::invalid_argument, "YOLOv8 NMS branch {}: {} quantization (zp {}, scale {}) is not finite",
-                      branch, what, qp.zp, qp.scale);
+                      branch, what, qp.zero_point, qp.scale);
   }
   return ok();
 }
 
-uint64_t frame_elements(const Shape3& s) { return uint64_t{s.height} * s.width * s.features; }
+uint64_t frame_elements(const Shape& s) { return uint64_t{s.height} * s.width * s.features; }
 
 }  // namespace
 
@@ -67,7 +67,7 @@ Result<Yolov8Nms> Yolov8Nms::create(Yolov8NmsConfig c) {
                       c.image_height, c.image_width);
   }
   if (c.branches.empty()) return make_error(Errc::invalid_argument, "YOLOv8 NMS: no reg/cls output pairs");
-  if (c.type != ElementType::u8 && c.type != ElementType::u16) {
+  if (c.type != FormatType::uint8 && c.type != FormatType::uint16) {
     return make_error(Errc::invalid_argument, "YOLOv8 NMS: element type must be UINT8 or UINT16");
   }
   uint64_t anchors = 0;
@@ -91,7 +91,7 @@ Result<Yolov8Nms> Yolov8Nms::create(Yolov8NmsConfig c) {
                                        std::tuple{b.cls_shape, b.cls_padded, "cls"}}) {
       if (padded.height < shape.height || padded.width < shape.width || padded.features < shape.features ||
           padded.height > (1u << 16) || padded.width > (1u << 16) || padded.features > (1u << 16) ||
-          frame_elements(padded) * element_bytes(c.type) > kMaxFrameBytes) {
+          frame_elements(padded) * hef::format_type_bytes(c.type) > kMaxFrameBytes) {
         return make_error(Errc::invalid_argument, "YOLOv8 NMS branch {}: {} padded shape {}x{}x{} does not hold {}x{}x{}",
                           i, what, padded.height, padded.width, padded.features, shape.height, shape.width,
                           shape.features);
@@ -104,7 +104,7 @@ Result<Yolov8Nms> Yolov8Nms::create(Yolov8NmsConfig c) {
   if (anchors > (1u << 24)) return make_error(Errc::invalid_argument, "YOLOv8 NMS: {} anchors is too many", anchors);
 
   Yolov8Nms op(std::move(c));
-  const uint32_t qmax = op.config_.type == ElementType::u8 ? 0xFF : 0xFFFF;
+  const uint32_t qmax = op.config_.type == FormatType::uint8 ? 0xFF : 0xFFFF;
   uint32_t base = 0;
   for (const auto& b : op.config_.branches) {
     // passes(q) is monotonic in q (float conversion, subtraction and scaling all round monotonically), so the
@@ -136,15 +136,17 @@ Result<Yolov8Nms> Yolov8Nms::create(Yolov8NmsConfig c) {
 }
 
 size_t Yolov8Nms::output_floats() const {
-  return size_t{config_.classes} * (1 + 5 * size_t{config_.max_boxes_per_class});
+  return static_cast<size_t>(hef::nms_by_class_floats(config_.classes, config_.max_boxes_per_class));
 }
 
 size_t Yolov8Nms::reg_bytes(size_t i) const {
-  return static_cast<size_t>(frame_elements(config_.branches.at(i).reg_padded)) * element_bytes(config_.type);
+  if (i >= config_.branches.size()) return 0;
+  return static_cast<size_t>(frame_elements(config_.branches[i].reg_padded)) * hef::format_type_bytes(config_.type);
 }
 
 size_t Yolov8Nms::cls_bytes(size_t i) const {
-  return static_cast<size_t>(frame_elements(config_.branches.at(i).cls_padded)) * element_bytes(config_.type);
+  if (i >= config_.branches.size()) return 0;
+  return static_cast<size_t>(frame_elements(config_.branches[i].cls_padded)) * hef::format_type_bytes(config_.type);
 }
 
 template <typename Q>
@@ -217,7 +219,7 @@ Status Yolov8Nms::run(std::span<const std::span<const uint8_t>> reg, std::span<c
   }
   for (size_t i = 0; i < n; ++i) {
     for (auto [buf, need, what] : {std::tuple{reg[i], reg_bytes(i), "reg"}, std::tuple{cls[i], cls_bytes(i), "cls"}}) {
-      if (buf.size() != need && buf.size() != align_up(need, kHwDataAlignment)) {
+      if (buf.size() != need && buf.size() != hef::align_to_hw_words(need)) {
         return make_error(Errc::bad_length, "YOLOv8 NMS branch {}: {} buffer is {} bytes, expected {}", i, what,
                           buf.size(), need);
       }
@@ -230,7 +232,7 @@ Status Yolov8Nms::run(std::span<const std::span<const uint8_t>> reg, std::span<c
 
   candidates_.clear();
   for (size_t i = 0; i < n; ++i) {
-    if (config_.type == ElementType::u8) {
+    if (config_.type == FormatType::uint8) {
       scan<uint8_t>(i, cls[i]);
     } else {
       scan<uint16_t>(i, cls[i]);
@@ -252,7 +254,7 @@ Status Yolov8Nms::run(std::span<const std::span<const uint8_t>> reg, std::span<c
       while (anchor < anchor_base_[bi]) --bi;
       const uint32_t local = anchor - anchor_base_[bi];
       const uint32_t W = config_.branches[bi].cls_shape.width;
-      boxes_[anchor] = config_.type == ElementType::u8 ? decode<uint8_t>(bi, local / W, local % W, reg[bi])
+      boxes_[anchor] = config_.type == FormatType::uint8 ? decode<uint8_t>(bi, local / W, local % W, reg[bi])
                                                        : decode<uint16_t>(bi, local / W, local % W, reg[bi]);
       box_stamp_[anchor] = stamp_;
     }

@@ -1,7 +1,6 @@
 // aisrv CPU engine — the InferenceBackend for TensorFlow Lite INT8 models ("TFL3" flatbuffers), kind "cpu":
 //   aisrvd --engine 0=cpu[:kernels=ref|opt][,verify=on|off][,arena=SIZE]
-// kernels  which KernelBackend runs the operators; "opt" falls back to "ref" (with a debug-log line) while this
-//          build has no optimised backend. Default "opt".
+// kernels  which KernelBackend runs the operators: "opt" (default; SIMD level chosen at run time) or "ref".
 // verify   run the reference backend beside it, operator by operator, and fail the inference at the first
 //          operator whose output differs (debug log names operator, type, element and both values).
 // arena    budget for the planned activation arena, plus the model itself when it is loaded with
@@ -56,7 +55,6 @@ class CpuBackend : public InferenceBackend {
   CpuOptions options_;
   std::unique_ptr<KernelBackend> primary_;
   std::unique_ptr<KernelBackend> checker_;
-  std::string selection_note_;  // logged at load, e.g. the opt -> ref fallback
   std::unique_ptr<Interpreter> model_;
 };
 

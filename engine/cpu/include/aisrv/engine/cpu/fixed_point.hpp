@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
@@ -170,9 +171,51 @@ inline int32_t get_reciprocal(int32_t x, int x_integer_digits, int* num_bits_ove
 
 // ---- int16 sigmoid / tanh of the integer LSTM (table interpolation) ----
 
-// sigmoid(i / 24) in 0.16 format, i = 0..255: the table TensorFlow Lite's int16 logistic and tanh interpolate
-// (Apache-2.0). It is not reproducible from a closed formula, so bit-exact results need these exact values.
-extern const uint16_t kSigmoidTableQ16[256];
+namespace detail {
+
+// exp(x) for |x| <= 32 in a constant expression: x = n ln 2 + r with |r| <= ln 2 / 2, exp(r) by its Taylor series
+// (24 terms: relative error below 1e-16), times 2^n.
+constexpr double exp_constexpr(double x) {
+  constexpr double kLn2 = 0.693147180559945309417232121458176568;
+  const double nf = x / kLn2;
+  const auto n = static_cast<int>(nf >= 0 ? nf + 0.5 : nf - 0.5);
+  const double r = x - n * kLn2;
+  double term = 1.0, sum = 1.0;
+  for (int k = 1; k < 24; ++k) {
+    term *= r / k;
+    sum += term;
+  }
+  for (int i = 0; i < n; ++i) sum *= 2.0;
+  for (int i = 0; i > n; --i) sum *= 0.5;
+  return sum;
+}
+
+constexpr double sigmoid(double x) { return 1.0 / (1.0 + exp_constexpr(-x)); }
+
+}  // namespace detail
+
+// The table TensorFlow Lite's int16 logistic and tanh interpolate linearly: sigmoid on x = i / 24, i = 0..255, in
+// 0.16 fixed point. Not plain round(65536 sigmoid(x)): like TFLite's LUT generators, each entry is biased by half
+// the error linear interpolation makes at the midpoint of its interval [x, x + h], h = 1/24 (sigmoid is concave
+// there, so the chord lies below the curve and the entries move up):
+//   entry(i) = round(65536 * (s(x) + (s(x + h/2) - (s(x) + s(x + h)) / 2) / 2)),  i = 0..254,
+// and the last entry is the saturated 1.0 (65535), where the kernels stop interpolating. Rounding is to nearest;
+// every value lies at least 0.004 of a step away from a tie, so double arithmetic decides all of them. Computed at
+// compile time. (A one-off comparison reproduced TFLite's published table exactly; the LSTM test cases depend on it.)
+constexpr std::array<uint16_t, 256> make_sigmoid_table_q16() {
+  std::array<uint16_t, 256> t{};
+  constexpr double kStep = 1.0 / 24.0;
+  for (int i = 0; i < 255; ++i) {
+    const double x = i * kStep;
+    const double s = detail::sigmoid(x);
+    const double midpoint_error = detail::sigmoid(x + kStep / 2) - (s + detail::sigmoid(x + kStep)) / 2;
+    t[static_cast<size_t>(i)] = static_cast<uint16_t>(65536.0 * (s + midpoint_error / 2) + 0.5);
+  }
+  t[255] = 65535;
+  return t;
+}
+
+inline constexpr std::array<uint16_t, 256> kSigmoidTableQ16 = make_sigmoid_table_q16();
 
 // Q3.12 input -> Q0.15 sigmoid, with the input scaled by multiplier / 2^left_shift first (multiplier 0: 3 <<
 // left_shift, the power-of-two case).

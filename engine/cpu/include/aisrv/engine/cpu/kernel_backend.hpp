@@ -4,13 +4,16 @@
 //
 // Backends in this build:
 //   ReferenceKernelBackend  — plain, obviously correct C++, bit-exact with TensorFlow Lite (Micro) reference kernels
-//   (an optimised backend — im2col/GEMM, SIMD chosen at run time — is added as a sibling; see docs/engine-cpu.md)
+//   OptimizedKernelBackend  — "opt": packed int16 GEMM / vectorised kernels, SIMD chosen at run time, bit-exact with
+//                             the reference (optimized_backend.hpp, kernels/opt/)
 // A new backend usually derives from ReferenceKernelBackend and overrides the kernels it speeds up, so every
 // operator always has an implementation. Methods are called from one thread at a time.
 #pragma once
 
 #include <cstddef>
 #include <memory>
+#include <span>
+#include <string>
 #include <string_view>
 
 #include "aisrv/engine/cpu/kernel_params.hpp"
@@ -23,11 +26,21 @@ class KernelBackend {
 
   // Short name as used in `kernels=NAME` ("ref", "opt").
   virtual std::string_view name() const = 0;
+  // For the load log: the name plus what was chosen at run time, e.g. "opt (avx2)".
+  virtual std::string description() const { return std::string(name()); }
 
   // Bytes of scratch memory the backend needs for one call with these parameters (shapes and quantization are
   // set; data pointers are not yet). Asked once per operator at load; the arena planner reserves the memory for
   // the duration of that operator and passes it in `scratch`.
   virtual size_t scratch_bytes(const OpParams& op) const { return 0; }
+
+  // Data the backend derives once from an operator's constant operands (e.g. weights repacked for a GEMM), kept for
+  // the lifetime of the model. `prepared_bytes` is asked once per operator at load (shapes, quantization and the
+  // constant data pointers are set); `prepare` then fills exactly that many bytes, after the model is bound. The
+  // interpreter places the bytes in the arena (they count against the budget) and passes them to every call of
+  // this backend in the parameter struct's `prepared` (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED).
+  virtual size_t prepared_bytes(const OpParams& op) const { return 0; }
+  virtual void prepare(const OpParams& op, std::span<uint8_t> prepared) const {}
 
   virtual void conv2d(const Conv2DParams& p) = 0;
   virtual void depthwise_conv2d(const DepthwiseConv2DParams& p) = 0;
@@ -70,8 +83,8 @@ class ReferenceKernelBackend : public KernelBackend {
   void lstm(const LstmParams& p) override;
 };
 
-// The kernel backends this build can construct by name: "ref" always; "opt" once an optimised backend is compiled
-// in. Returns null for a name this build does not have.
+// The kernel backends this build can construct by name: "ref" and "opt" (the optimised backend at the best
+// instruction-set level of this processor). Returns null for any other name.
 std::unique_ptr<KernelBackend> make_kernel_backend(std::string_view name);
 
 }  // namespace aisrv::engine::cpu

@@ -79,7 +79,8 @@ struct Conv2DParams {
   int32_t input_offset = 0, filter_offset = 0, output_offset = 0;
   std::vector<int32_t> output_multiplier, output_shift;  // per output channel
   int32_t act_min = 0, act_max = 0;
-  std::span<uint8_t> scratch;  // as many bytes as the backend asked for (KernelBackend::scratch_bytes)
+  std::span<uint8_t> scratch;
+  std::span<const uint8_t> prepared;  // this backend's load-time data (KernelBackend::prepare), or empty
 };
 
 // DEPTHWISE_CONV_2D: output channel (ic * depth_multiplier + m) reads input channel ic.
@@ -97,6 +98,7 @@ struct DepthwiseConv2DParams {
   std::vector<int32_t> output_multiplier, output_shift;  // per output channel
   int32_t act_min = 0, act_max = 0;
   std::span<uint8_t> scratch;
+  std::span<const uint8_t> prepared;  // this backend's load-time data (KernelBackend::prepare), or empty
 };
 
 // FULLY_CONNECTED: output[b][o] = requant(sum_d (w[o][d] + filter_offset) * (in[b][d] + input_offset) + bias[o]).
@@ -111,6 +113,7 @@ struct FullyConnectedParams {
   std::vector<int32_t> output_multiplier, output_shift;  // per output channel
   int32_t act_min = 0, act_max = 0;
   std::span<uint8_t> scratch;
+  std::span<const uint8_t> prepared;  // this backend's load-time data (KernelBackend::prepare), or empty
 };
 
 // AVERAGE_POOL_2D (padding cells are left out of the average, as in TFLite).
@@ -281,5 +284,7 @@ using OpParams = std::variant<Conv2DParams, DepthwiseConv2DParams, FullyConnecte
 void* output_of(const OpParams& p);
 // The same parameters writing to a different output buffer (verify mode runs the checking backend there).
 OpParams with_output(const OpParams& p, void* output);
+// Sets the `prepared` span of the structs that have one (no effect on the others).
+void set_prepared(OpParams& p, std::span<const uint8_t> prepared);
 
 }  // namespace aisrv::engine::cpu

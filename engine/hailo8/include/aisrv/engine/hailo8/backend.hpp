@@ -1,32 +1,46 @@
 // aisrv hailo8 — the inference backend "hailo8": load() validates a HEF with our reader and sizes the tensors from
 // it (host frame sizes, names, shapes, element types, quantization) so GET_SPEC / GET_TENSOR_INFO work without a
-// device; invoke() runs the HEF on a Hailo-8 through libhailort loaded at run time, configuring it once per model on
-// the first invoke. Without a device node, without the library, or with an unsupported driver/library version,
+// device; invoke() first checks the device through our driver layer (discovery over sysfs and /dev, the driver
+// version, the board), then runs the HEF on it through libhailort loaded at run time, configuring it once per model
+// on the first invoke. Without a device, with an unsupported driver, without the library or when HailoRT fails,
 // invoke() answers Errc::infer_error saying which — it never produces output that did not come from the device.
+// With float I/O the backend converts between float32 tensors and the device's quantized frames with our
+// transforms (host_tensor.hpp).
 //
-// Engine spec: hailo8[:device=/dev/hailoN][,hailort=PATH]
-//   device   the device node to use (default: the first /dev/hailoN; HailoRT picks the first free device)
+// Engine spec: hailo8[:device=/dev/hailoN][,hailort=PATH][,float=in|out|both|none]
+//   device   the device node to use (default: every Hailo-8 discovery finds; HailoRT picks the first free one)
 //   hailort  the libhailort to load, a path or a soname (default: HailortLibrary::default_candidates())
+//   float    which tensors are float32 for the user: quantized inputs (quantized by us with the HEF's qp), outputs
+//            (dequantized by us), both, or none (default: the device types, UINT8/UINT16)
 #pragma once
 
-#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "aisrv/engine/backend.hpp"
+#include "aisrv/engine/hailo8/driver/discovery.hpp"
+#include "aisrv/engine/hailo8/driver/driver_file.hpp"
 #include "aisrv/engine/registry.hpp"
 
 namespace aisrv::engine::hailo8 {
 
+// Which tensors the user reads and writes as float32 (option float=in|out|both|none).
+struct FloatIo {
+  bool inputs = false;
+  bool outputs = false;
+};
+
 struct Hailo8Options {
   std::string device;   // "/dev/hailoN" or empty
   std::string hailort;  // library path/name or empty
-  // Roots of the device check; tests point them at a directory tree.
-  std::filesystem::path dev_root = "/dev";
-  std::filesystem::path sysfs_class = "/sys/class/hailo_chardev";
+  FloatIo float_io;
+  // Injected by tests only (an engine spec cannot set them): the roots discovery looks in, and what opens device
+  // nodes and answers their ioctls (empty: driver::LinuxDriverOpener, the real /dev/hailoN).
+  driver::DiscoveryPaths discovery;
+  std::shared_ptr<driver::DriverOpener> driver_opener;
 };
 
-// Options from an engine spec ("device", "hailort"); Errc::invalid_argument for anything else.
+// Options from an engine spec ("device", "hailort", "float"); Errc::invalid_argument for anything else.
 Result<Hailo8Options> hailo8_options(const engine::EngineSpec& spec);
 
 std::unique_ptr<engine::InferenceBackend> make_hailo8_backend(Hailo8Options options);

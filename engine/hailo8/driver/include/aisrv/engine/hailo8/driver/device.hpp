@@ -1,4 +1,4 @@
-// aisrv Hailo-8 driver layer — one open Hailo-8: opening checks the driver version (QUERY_DRIVER_INFO, any version we
+// aisrv hailo8/driver — one open Hailo-8: opening checks the driver version (QUERY_DRIVER_INFO, any version we
 // have a layout for) and the board (QUERY_DEVICE_PROPERTIES: a Hailo-8 on PCIe), then firmware controls go through
 // HAILO_FW_CONTROL with the MD5 of the request, the CPU the opcode belongs to and HailoRT's 1 s timeout, and come
 // back MD5-checked and parsed. The sequence number is always 0, as libhailort uses on PCIe (safe with several
@@ -30,9 +30,12 @@ struct DevicePropertiesInfo {
 
 class HailoDevice {
  public:
-  // Opens `path` through `opener` and runs the two queries. Errors: the opener's (Errc::not_found / io_error),
-  // Errc::incompatible for an unsupported driver version (message lists the supported ones) or a board that is not a
-  // Hailo-8 on PCIe, Errc::io_error for a failing ioctl (with the errno text; ENOTTY says the driver does not know it).
+  // Opens `path` through `opener` and runs the two queries. Errors, one code per kind of problem:
+  //   Errc::not_found     the node does not exist (the opener's)
+  //   Errc::io_error      the node cannot be opened (e.g. permission denied) or a query fails (errno text)
+  //   Errc::incompatible  the driver speaks no ABI we implement: an unsupported version (the message lists the
+  //                       supported ones), or QUERY_DRIVER_INFO unknown to it (ENOTTY)
+  //   Errc::not_supported the board is not a Hailo-8 on PCIe (board type, DMA type)
   static Result<HailoDevice> open(const std::string& path, DriverOpener& opener);
 
   const std::string& path() const { return path_; }

@@ -1,4 +1,4 @@
-// aisrv Hailo-8 driver layer — the device tools behind `aisrv hailo scan` and `aisrv hailo identify` as a library:
+// aisrv hailo8/driver — the device tools behind `aisrv hailo scan` and `aisrv hailo identify` as a library:
 // scan lists the Hailo devices (path, PCI address and id, and driver/firmware/board/architecture when the device
 // can be opened and identified); identify reports one device in detail (firmware version, architecture, board
 // name, serial, part and product, plus GET_DEVICE_INFORMATION when the firmware answers it). Without a device both

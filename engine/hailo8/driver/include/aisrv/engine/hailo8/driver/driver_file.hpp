@@ -1,4 +1,4 @@
-// aisrv Hailo-8 driver layer — the seam between our code and the kernel: an open /dev/hailoN and the ioctl call.
+// aisrv hailo8/driver — the seam between our code and the kernel: an open /dev/hailoN and the ioctl call.
 // Everything above it (version check, device properties, firmware control) talks to this interface, so tests can
 // put a test double in its place that answers like the driver. LinuxDriverOpener is the real thing.
 #pragma once

@@ -1,4 +1,4 @@
-// aisrv Hailo-8 driver layer — which hailo_pci driver versions we talk to, and with which ioctl layout.
+// aisrv hailo8/driver — which hailo_pci driver versions we talk to, and with which ioctl layout.
 // HailoRT refuses any driver whose major.minor.revision differs from its own; we accept every version whose
 // ioctl layout we implement (checked against each version's header) and name them when refusing another.
 #pragma once

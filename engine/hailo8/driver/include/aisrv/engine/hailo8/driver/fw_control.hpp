@@ -1,4 +1,4 @@
-// aisrv Hailo-8 driver layer — the firmware control protocol carried by the HAILO_FW_CONTROL ioctl (facts §3.1;
+// aisrv hailo8/driver — the firmware control protocol carried by the HAILO_FW_CONTROL ioctl (facts §3.1;
 // HailoRT common/include/control_protocol.h and control_protocol.cpp v4.23):
 //   request  = header {version = 2, flags = 0, sequence, opcode} (4 × u32 big-endian)
 //              + parameter_count (u32 BE) + parameters {u32 BE length, bytes}; at most 1500 bytes
@@ -9,7 +9,6 @@
 // Each opcode is served by one of the two firmware CPUs (app CPU 0, core CPU 1: the context-switch opcodes).
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -55,10 +54,6 @@ struct OpcodeTraits {
 };
 // nullopt for opcodes ≥ 80.
 std::optional<OpcodeTraits> opcode_traits(uint32_t opcode);
-
-using Md5 = std::array<uint8_t, kMd5Length>;
-Md5 md5(std::span<const uint8_t> bytes);
-std::string hex(std::span<const uint8_t> bytes);
 
 // Builds a request. Errc::invalid_argument for an unknown opcode or a request over 1500 bytes.
 Result<std::vector<uint8_t>> build_control_request(uint32_t opcode, std::span<const std::vector<uint8_t>> params,

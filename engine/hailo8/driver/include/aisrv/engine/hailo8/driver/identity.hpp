@@ -1,4 +1,4 @@
-// aisrv Hailo-8 driver layer — the two identification controls, decoded into plain structs.
+// aisrv hailo8/driver — the two identification controls, decoded into plain structs.
 // IDENTIFY (opcode 0) answers 8 parameters, in order (CONTROL_PROTOCOL_identify_response_t; HailoRT
 // control.cpp control__parse_identify_results):
 //   protocol_version u32 BE · fw_version {major, minor, revision} 3 × u32 in the firmware's little-endian order ·
@@ -12,6 +12,7 @@
 // Ethernet MAC ≤ 6 · fuse info 12 (unit-level tracking id) · PM values ≤ 24 · partial clusters bitmap u32 BE.
 // Parameters are walked by their own lengths, so a firmware that sends shorter strings is read correctly; fixed-size
 // numeric fields must have exactly their size, and extra trailing parameters from a newer firmware are ignored.
+// Strings go through common::printable_text (stop at NUL, non-printable bytes become '?').
 #pragma once
 
 #include <array>
@@ -26,8 +27,9 @@
 
 namespace aisrv::engine::hailo8::driver {
 
-// Device architecture codes (hailo_device_architecture_t).
-std::string_view architecture_name(uint32_t code);  // "HAILO8", "HAILO8L", …; "unknown" for other codes
+// Device architecture codes (hailo_device_architecture_t = hef::DeviceArch): "HAILO8", "HAILO8L", … by
+// hef::device_arch_name; "unknown" for other codes.
+std::string_view architecture_name(uint32_t code);
 
 struct FirmwareVersion {
   uint32_t major = 0;
@@ -68,9 +70,5 @@ struct DeviceInformation {
 // Errc::protocol_error naming the parameter for a missing parameter, a wrong size or an app/core flag mismatch.
 Result<DeviceIdentity> parse_identify(const ControlResponse& response);
 Result<DeviceInformation> parse_device_information(const ControlResponse& response);
-
-// Bytes up to the first NUL; anything outside printable ASCII is replaced by '?' so device strings cannot drive a
-// terminal.
-std::string device_string(std::span<const uint8_t> bytes);
 
 }  // namespace aisrv::engine::hailo8::driver

@@ -1,4 +1,4 @@
-// aisrv Hailo-8 driver layer — our own definitions of the hailo_pci ioctl ABI (kernel header
+// aisrv hailo8/driver — our own definitions of the hailo_pci ioctl ABI (kernel header
 // common/hailo_ioctl_common.h of hailo-ai/hailort-drivers, facts §2). Every struct is packed (the driver uses
 // #pragma pack(1)); enums are 4 bytes, bool 1 byte, size_t / uintptr_t 8 bytes (LP64: x86-64, aarch64).
 // Two layouts exist for the driver versions we support:

@@ -1,8 +1,9 @@
 // aisrv hailo8/hef — the metadata model of a HEF file as the HEF reader produces it: architecture, SDK version,
 // extensions, network groups with their networks, boundary layers (device side), the stream and vstream views a
-// user sees (hardware and host side), quantization, NMS info and host post-process ops. Enum values follow the
-// HailoRT C API (hailo_format_order_t etc., hailort-c-api-facts.md §3.1) so that the runtime glue can compare them
-// with what libhailort reports.
+// user sees (hardware and host side), quantization, NMS info and host post-process ops, and the frame-size formulas
+// that follow from them. Enum values follow the HailoRT C API (hailo_format_order_t etc., hailort-c-api-facts.md
+// §3.1) so that the runtime glue can compare them with what libhailort reports. This is the one vocabulary of the
+// Hailo-8 engine: the host transforms and the backend use these types too (library aisrv_hailo8_hef_types).
 #pragma once
 
 #include <cstdint>
@@ -35,10 +36,22 @@ enum class HwArch : uint32_t {
 bool is_known_hw_arch(uint32_t value);
 std::string_view hw_arch_name(HwArch arch);  // "HAILO8P", "HAILO8L", ...
 
-// The device family a HEF architecture maps to (what parse-hef prints).
-enum class DeviceArch { hailo8_a0, hailo8, hailo8l, hailo15h, hailo15l, hailo15m, hailo10h, mars };
+// The device family a HEF architecture maps to (what parse-hef prints). The values are hailo_device_architecture_t,
+// the codes the firmware's IDENTIFY reports, so the driver layer names them with the same function.
+enum class DeviceArch : uint32_t {
+  hailo8_a0 = 0,
+  hailo8 = 1,
+  hailo8l = 2,
+  hailo15h = 3,
+  hailo15l = 4,
+  hailo15m = 5,
+  hailo10h = 6,
+  mars = 7,
+};
 DeviceArch device_arch_of(HwArch arch);
-std::string_view device_arch_name(DeviceArch arch);  // "HAILO8", "HAILO8L", ...
+std::string_view device_arch_name(DeviceArch arch);  // "HAILO8", "HAILO8L", ...; "UNKNOWN ARCHITECTURE" otherwise
+// A device architecture code (IDENTIFY) as DeviceArch; nullopt for codes this model does not know.
+std::optional<DeviceArch> device_arch_from_code(uint32_t code);
 // Whether a Hailo-8 device accepts a HEF compiled for `arch` (HailoRT: HAILO8P, HAILO8R and HAILO8L do).
 bool runs_on_hailo8(HwArch arch);
 
@@ -81,12 +94,24 @@ uint32_t format_type_bytes(FormatType type);         // 1, 2, 4 (0 for auto)
 
 enum class Direction { host_to_device, device_to_host };
 
+// Height × width × features of a frame (NC frames are 1×1×C, NHW frames H×W×1).
 struct Shape {
   uint32_t height = 0;
   uint32_t width = 0;
   uint32_t features = 0;
   bool operator==(const Shape&) const = default;
 };
+
+// The Hailo-8 moves whole 8-byte words per frame (HailoRT's HW_DATA_ALIGNMENT).
+inline constexpr uint32_t kHwDataAlignment = 8;
+// Bytes of a device frame of padded shape `hw` with `element_bytes`-byte elements, rounded up to whole 8-byte words
+// (get_periph_frame_size). 64-bit arithmetic: no overflow for 32-bit dimensions and element sizes up to 4.
+inline uint64_t align_to_hw_words(uint64_t bytes) {
+  return (bytes + kHwDataAlignment - 1) / kHwDataAlignment * kHwDataAlignment;
+}
+inline uint64_t hw_frame_bytes(const Shape& hw, uint32_t element_bytes) {
+  return align_to_hw_words(uint64_t{hw.height} * hw.width * hw.features * element_bytes);
+}
 
 // hailo_quant_info_t: dequantize (q - zero_point) * scale; quantize x / scale + zero_point, clipped to the limits.
 struct QuantInfo {
@@ -95,6 +120,8 @@ struct QuantInfo {
   float limit_min = 0;
   float limit_max = 0;
   bool operator==(const QuantInfo&) const = default;
+  // HailoRT's identity test: scale exactly 1 and zero point exactly 0 (then quantizing only rounds, no clipping).
+  bool is_identity() const { return scale == 1.0f && zero_point == 0.0f; }
 };
 
 enum class NmsBurstType { h8_bbox, h8_per_class, h15_bbox, h15_per_class, h15_per_frame };
@@ -113,9 +140,16 @@ struct NmsInfo {
   uint32_t class_group_index = 0;
   std::string original_name;
 
-  // Bytes the device writes per frame (get_nms_hw_frame_size).
+  // Bytes the device writes per frame (get_nms_hw_frame_size): chunks · classes · (2 + bbox_size ·
+  // max(burst_size, max_bboxes_per_class)) + bbox_size · burst_size.
   uint64_t hw_frame_size() const;
 };
+
+// Floats of a HAILO_NMS_BY_CLASS frame: per class a count and `max_bboxes_per_class` boxes of 5 values
+// (y_min, x_min, y_max, x_max, score): classes · (1 + 5 · max_bboxes_per_class).
+inline uint64_t nms_by_class_floats(uint32_t classes, uint64_t max_bboxes_per_class) {
+  return uint64_t{classes} * (1 + 5 * max_bboxes_per_class);
+}
 
 // One boundary edge layer of a core op as the device sees it (HailoRT's LayerInfo, boundary part).
 struct Layer {

@@ -1,6 +1,6 @@
-// aisrv Hailo-8 host transforms — quantization of float32 input frames to the device type and de-quantization of
+// aisrv hailo8/transform — quantization of float32 input frames to the device type and de-quantization of
 // device outputs to float32, with HailoRT's rules (LH/include/hailo/quantization.hpp, v4.23):
-//   quantize:   q = round_half_to_even(clip(x, limvals_min, limvals_max) / scale + zp)
+//   quantize:   q = round_half_to_even(clip(x, limit_min, limit_max) / scale + zp)
 //               identity qp (scale == 1 and zp == 0): q = round_half_to_even(x), no clipping
 //   dequantize: y = (q - zp) · scale, per tensor or per feature (feature index = (i / repetition) % feature_count)
 // Where HailoRT's behaviour is undefined (a rounded value outside the type's range is cast; NaN is cast) we saturate
@@ -16,8 +16,12 @@
 
 namespace aisrv::engine::hailo8::transform {
 
-// out.size() must equal in.size(); Errc::bad_length otherwise, Errc::invalid_argument for a scale that is zero,
-// negative or not finite (unless the qp is the identity).
+// Whether `qp` can quantize: Errc::invalid_argument for a zero or non-finite scale (HailoRT's "invalid qp" of
+// per-feature HEFs), a non-finite zero point, or NaN / inverted limits. The identity qp is always usable.
+Status validate_quant_info(const QuantInfo& qp);
+
+// out.size() must equal in.size(); Errc::bad_length otherwise, Errc::invalid_argument for a qp that
+// validate_quant_info() refuses.
 Status quantize(std::span<const float> in, std::span<uint8_t> out, const QuantInfo& qp);
 Status quantize(std::span<const float> in, std::span<uint16_t> out, const QuantInfo& qp);
 

@@ -1,4 +1,4 @@
-// aisrv Hailo-8 host transforms — the YOLOv8 host post-process op (HailoRT net_flow YOLOV8PostProcessOp, v4.23):
+// aisrv hailo8/transform — the YOLOv8 host post-process op (HailoRT net_flow YOLOV8PostProcessOp, v4.23):
 // box decoding from the DFL regression outputs and per-class non-maximum suppression, producing the
 // HAILO_NMS_BY_CLASS float32 frame. It reads the raw device buffers of the core outputs (NHCW, padded shapes), as
 // HailoRT does. For each branch (stride s, grid H×W) and each cell (row, col) and class k:
@@ -28,11 +28,11 @@ namespace aisrv::engine::hailo8::transform {
 
 struct Yolov8Branch {
   uint32_t stride = 0;  // pixels per grid cell (8, 16, 32)
-  Shape3 reg_shape;     // H × W × 4·bins
-  Shape3 reg_padded;    // hardware (padded) shape of the regression output, NHCW
+  Shape reg_shape;     // H × W × 4·bins
+  Shape reg_padded;    // hardware (padded) shape of the regression output, NHCW
   QuantInfo reg_qp;
-  Shape3 cls_shape;     // H × W × classes
-  Shape3 cls_padded;    // hardware (padded) shape of the class output, NHCW
+  Shape cls_shape;     // H × W × classes
+  Shape cls_padded;    // hardware (padded) shape of the class output, NHCW
   QuantInfo cls_qp;
 };
 
@@ -43,7 +43,7 @@ struct Yolov8NmsConfig {
   uint32_t classes = 0;
   float image_height = 0.0f;
   float image_width = 0.0f;
-  ElementType type = ElementType::u8;  // all core outputs of the op share one type
+  FormatType type = FormatType::uint8;  // all core outputs of the op share one type
   std::vector<Yolov8Branch> branches;
 };
 
@@ -56,7 +56,8 @@ class Yolov8Nms {
   const Yolov8NmsConfig& config() const { return config_; }
   // Floats in the output frame: classes · (1 + 5 · max_boxes_per_class).
   size_t output_floats() const;
-  // Bytes each branch's buffer must have (the padded NHCW frame; its 8-byte-aligned device size is accepted too).
+  // Bytes each branch's buffer must have (the padded NHCW frame; its 8-byte-aligned device size is accepted too);
+  // 0 for a branch index out of range.
   size_t reg_bytes(size_t branch) const;
   size_t cls_bytes(size_t branch) const;
 

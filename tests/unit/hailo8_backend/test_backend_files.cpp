@@ -7,14 +7,16 @@
 
 #include <dlfcn.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 
-#include <unistd.h>
 
 #include "aisrv/engine/hailo8/backend.hpp"
-#include "aisrv/engine/hailo8/runtime/device_nodes.hpp"
+#include "aisrv/engine/hailo8/driver/discovery.hpp"
+#include "hailo_device_tree.hpp"
+#include "hailo_driver_double.hpp"
 #include "hailort_double_control.h"
 #include "testdata.hpp"
 
@@ -52,7 +54,7 @@ std::optional<Loaded> load(const std::string& relative, hailo8::Hailo8Options op
   engine::LoadOptions lo;
   lo.log = [&l](std::string_view s) { l.log.emplace_back(s); };
   auto info = l.backend->load(*bytes, lo);
-  REQUIRE_MESSAGE(info.ok(), relative << ": " << info.error().message);
+  REQUIRE_MESSAGE(info.ok(), relative << ": " << (info.ok() ? std::string() : info.error().message));
   l.info = std::move(*info);
   return l;
 }
@@ -177,31 +179,30 @@ TEST_CASE("broken HEFs are refused at load with the reason") {
 }
 
 TEST_CASE("invoke on a machine without a Hailo-8 reports exactly that") {
-  // An empty device directory: deterministic wherever the test runs.
-  const fs::path root = fs::temp_directory_path() / ("aisrv_nodev_" + std::to_string(::getpid()));
-  fs::create_directories(root);
+  // An empty device tree: deterministic wherever the test runs.
+  test::HailoDeviceTree tree;
   hailo8::Hailo8Options o;
-  o.dev_root = root;
+  o.discovery = tree.paths;
   auto l = load("hef/codetam__hailo_project/mnist.hef", o);
-  fs::remove_all(root);
   if (!l) return;
   engine::InvokeContext ctx;
   auto r = l->backend->invoke(ctx);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == Errc::infer_error);
-  CHECK(r.error().message ==
-        "no Hailo-8 device: no " + root.string() + "/hailo* device node (is the hailo_pci driver loaded?)");
+  CHECK(r.error().message == "no Hailo-8 device found (looked in " + tree.paths.sysfs_class.string() + " and " +
+                                 (tree.paths.dev_dir / "hailo*").string() + ")");
   for (uint8_t v : l->backend->output(0)) CHECK(v == 0);
 
-  // The real /dev of this machine, with default options.
-  if (!hailo8::runtime::find_device_nodes({}).empty()) {
-    MESSAGE("this machine has a /dev/hailo* node; the no-device check against /dev is skipped");
+  // The real sysfs and /dev of this machine, with default options (the real driver opener).
+  auto found = hailo8::driver::discover({});
+  if (!found || !found->empty()) {
+    MESSAGE("this machine lists Hailo devices; the no-device check against the real sysfs and /dev is skipped");
     return;
   }
   auto real = load("hef/codetam__hailo_project/mnist.hef");
   auto rr = real->backend->invoke(ctx);
   REQUIRE_FALSE(rr.ok());
-  CHECK(rr.error().message == "no Hailo-8 device: no /dev/hailo* device node (is the hailo_pci driver loaded?)");
+  CHECK(rr.error().message == "no Hailo-8 device found (looked in /sys/class/hailo_chardev and /dev/hailo*)");
 }
 
 TEST_CASE("mnist.hef through the HailoRT test double: the author's digits out, scripted answers back") {
@@ -221,11 +222,14 @@ TEST_CASE("mnist.hef through the HailoRT test double: the author's digits out, s
   add("mnist/input_layer1", 0, 1, 6, 1, 1, 784, 784);
   add("mnist/softmax1", 1, 1, 6, 1, 1, 10, 10);
 
-  const fs::path root = fs::temp_directory_path() / ("aisrv_mnist_" + std::to_string(::getpid()));
-  fs::create_directories(root / "dev");
-  std::ofstream(root / "dev" / "hailo0") << "";
+  // One Hailo-8 (driver 4.23.0) in a device tree, answered by the hailo_pci driver double.
+  test::HailoDeviceTree tree;
+  tree.device("hailo0", "0000:01:00.0");
+  auto driver = std::make_shared<test::HailoDriverDouble>();
+  driver->node(tree.dev("hailo0"));
   hailo8::Hailo8Options o;
-  o.dev_root = root / "dev";
+  o.discovery = tree.paths;
+  o.driver_opener = driver;
   o.hailort = AISRV_HAILORT_DOUBLE;
   {
     auto l = load("hef/codetam__hailo_project/mnist.hef", o);
@@ -239,7 +243,7 @@ TEST_CASE("mnist.hef through the HailoRT test double: the author's digits out, s
       set_output("mnist/softmax1", one_hot.data(), one_hot.size());
       engine::InvokeContext ctx;
       auto r = l->backend->invoke(ctx);
-      REQUIRE_MESSAGE(r.ok(), r.error().message);
+      REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
       std::vector<uint8_t> sent(784);
       CHECK(written("mnist/input_layer1", sent.data(), sent.size()) == 784);
       CHECK(std::equal(sent.begin(), sent.end(), digits->begin() + i * 784));
@@ -248,6 +252,72 @@ TEST_CASE("mnist.hef through the HailoRT test double: the author's digits out, s
     }
   }
   CHECK(live() == 0);
-  fs::remove_all(root);
+  dlclose(h);
+}
+
+TEST_CASE("mnist.hef with float=both: the digits as floats reach the device as the author's bytes") {
+  // The user writes pixel values dequantized with the HEF's own qp, (q - zp) · scale, computed here from GET_TENSOR_INFO
+  // of a plain load; our quantization must hand HailoRT exactly the author's bytes. The scripted one-hot answer comes
+  // back as (q - zp) · scale of the output qp.
+  auto digits = hef_bytes("reference_io/hailo/mnist_test_0to4_u8_5x784.bin");
+  if (!digits) return;
+  auto plain = load("hef/codetam__hailo_project/mnist.hef");
+  REQUIRE(plain);
+  const engine::TensorDesc in_desc = plain->info.inputs.at(0);
+  const engine::TensorDesc out_desc = plain->info.outputs.at(0);
+  REQUIRE(in_desc.scale.size() == 1);
+  REQUIRE(out_desc.scale.size() == 1);
+
+  void* h = dlopen(AISRV_HAILORT_DOUBLE, RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(h != nullptr);
+  auto reset = reinterpret_cast<decltype(&aisrv_hailort_double_reset)>(dlsym(h, "aisrv_hailort_double_reset"));
+  auto add = reinterpret_cast<decltype(&aisrv_hailort_double_add_vstream)>(dlsym(h, "aisrv_hailort_double_add_vstream"));
+  auto set_output = reinterpret_cast<decltype(&aisrv_hailort_double_set_output)>(dlsym(h, "aisrv_hailort_double_set_output"));
+  auto written = reinterpret_cast<decltype(&aisrv_hailort_double_written)>(dlsym(h, "aisrv_hailort_double_written"));
+  const bool resolved = reset && add && set_output && written;
+  REQUIRE(resolved);
+  reset();
+  add("mnist/input_layer1", 0, 1, 6, 1, 1, 784, 784);
+  add("mnist/softmax1", 1, 1, 6, 1, 1, 10, 10);
+
+  test::HailoDeviceTree tree;
+  tree.device("hailo0", "0000:01:00.0");
+  auto driver = std::make_shared<test::HailoDriverDouble>();
+  driver->node(tree.dev("hailo0"));
+  hailo8::Hailo8Options o;
+  o.discovery = tree.paths;
+  o.driver_opener = driver;
+  o.hailort = AISRV_HAILORT_DOUBLE;
+  o.float_io = {true, true};
+  {
+    auto l = load("hef/codetam__hailo_project/mnist.hef", o);
+    REQUIRE(l);
+    REQUIRE(l->info.inputs.at(0).dtype == protocol::DType::float32);
+    REQUIRE(l->info.inputs.at(0).bytes == 784 * 4);
+    REQUIRE(l->info.outputs.at(0).bytes == 10 * 4);
+    const int labels[5] = {7, 2, 1, 0, 4};
+    for (int i = 0; i < 5; ++i) {
+      std::vector<float> pixels(784);
+      for (size_t k = 0; k < 784; ++k)
+        pixels[k] = (static_cast<float>((*digits)[i * 784 + k]) - static_cast<float>(in_desc.zero_point[0])) *
+                    in_desc.scale[0];
+      auto in = l->backend->input(0);
+      std::memcpy(in.data(), pixels.data(), in.size());
+      std::vector<uint8_t> one_hot(10, 0);
+      one_hot[static_cast<size_t>(labels[i])] = 255;
+      set_output("mnist/softmax1", one_hot.data(), one_hot.size());
+      engine::InvokeContext ctx;
+      auto r = l->backend->invoke(ctx);
+      REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
+      std::vector<uint8_t> sent(784);
+      CHECK(written("mnist/input_layer1", sent.data(), sent.size()) == 784);
+      CHECK(std::equal(sent.begin(), sent.end(), digits->begin() + i * 784));
+      std::vector<float> got(10);
+      std::memcpy(got.data(), l->backend->output(0).data(), 40);
+      for (size_t k = 0; k < 10; ++k)
+        CHECK(got[k] == (static_cast<float>(one_hot[k]) - static_cast<float>(out_desc.zero_point[0])) *
+                            out_desc.scale[0]);
+    }
+  }
   dlclose(h);
 }

@@ -1,8 +1,8 @@
-// Test double of the hailo_pci driver for the driver-layer tests: a DriverOpener whose device nodes answer
-// QUERY_DRIVER_INFO, QUERY_DEVICE_PROPERTIES and FW_CONTROL like the real driver + firmware would. It decodes and
-// encodes the ioctl arguments with its own byte offsets written from the facts (not with the product's structs), so
-// a wrong struct definition in the product fails the tests. Knobs produce the failures a real device can show: an
-// unknown ioctl (ENOTTY), a response with a bad MD5, short / overlong responses, firmware error statuses.
+// aisrv tests — test double of the hailo_pci driver for the driver-layer and backend tests: a DriverOpener whose device
+// nodes answer QUERY_DRIVER_INFO, QUERY_DEVICE_PROPERTIES and FW_CONTROL like the real driver + firmware would. It
+// decodes and encodes the ioctl arguments with its own byte offsets written from the facts (not with the product's
+// structs), so a wrong struct definition in the product fails the tests. Knobs produce the failures a real device can
+// show: an unknown ioctl (ENOTTY), a response with a bad MD5, short / overlong responses, firmware error statuses.
 #pragma once
 
 #include <cerrno>
@@ -83,7 +83,7 @@ inline std::vector<std::vector<uint8_t>> device_information_params() {
           be32_bytes(0)};
 }
 
-class FakeHailoDriver final : public engine::hailo8::driver::DriverOpener {
+class HailoDriverDouble final : public engine::hailo8::driver::DriverOpener {
  public:
   // Request numbers as the facts table gives them (4.23; FW_CONTROL and the queries are the same in 4.18-4.22).
   static constexpr uint32_t kQueryDeviceProperties = 0x40176701;
@@ -126,7 +126,7 @@ class FakeHailoDriver final : public engine::hailo8::driver::DriverOpener {
   std::map<std::string, Node> nodes_;
 };
 
-class FakeHailoDriver::File final : public engine::hailo8::driver::DriverFile {
+class HailoDriverDouble::File final : public engine::hailo8::driver::DriverFile {
  public:
   explicit File(Node& n) : n_(n) {}
 
@@ -195,7 +195,7 @@ class FakeHailoDriver::File final : public engine::hailo8::driver::DriverFile {
   Node& n_;
 };
 
-inline Result<std::unique_ptr<engine::hailo8::driver::DriverFile>> FakeHailoDriver::open(
+inline Result<std::unique_ptr<engine::hailo8::driver::DriverFile>> HailoDriverDouble::open(
     const std::string& path) {
   using engine::hailo8::driver::DriverFile;
   auto it = nodes_.find(path);

@@ -1,0 +1,35 @@
+// aisrv CPU engine, optimised kernels — ADD: inputs of the output's shape (no broadcasting) go through the
+// vectorised element loop; broadcasting and parameters outside the vector preconditions use the reference kernel.
+#include "optimized_backend.hpp"
+
+namespace aisrv::engine::cpu {
+
+void OptimizedKernelBackend::add(const AddParams& p) {
+  auto rescale_ok = [](int32_t multiplier, int32_t shift) { return multiplier >= 0 && shift <= 0 && shift >= -31; };
+  const bool same_shape = p.input1_shape == p.output_shape && p.input2_shape == p.output_shape;
+  if (!same_shape || p.left_shift < 0 || p.left_shift > 30 || !rescale_ok(p.input1_multiplier, p.input1_shift) ||
+      !rescale_ok(p.input2_multiplier, p.input2_shift) || !rescale_ok(p.output_multiplier, p.output_shift)) {
+    ReferenceKernelBackend::add(p);
+    return;
+  }
+  opt::AddSpan s;
+  s.a = static_cast<const uint8_t*>(p.input1);
+  s.b = static_cast<const uint8_t*>(p.input2);
+  s.out = static_cast<uint8_t*>(p.output);
+  s.count = p.output_shape.elements();
+  s.a_offset = p.input1_offset;
+  s.b_offset = p.input2_offset;
+  s.output_offset = p.output_offset;
+  s.left_shift = p.left_shift;
+  s.a_multiplier = p.input1_multiplier;
+  s.a_shift = p.input1_shift;
+  s.b_multiplier = p.input2_multiplier;
+  s.b_shift = p.input2_shift;
+  s.output_multiplier = p.output_multiplier;
+  s.output_shift = p.output_shift;
+  s.act_min = p.act_min;
+  s.act_max = p.act_max;
+  kernels_.add[p.dtype == DType::int8 ? 0 : 1](s);
+}
+
+}  // namespace aisrv::engine::cpu

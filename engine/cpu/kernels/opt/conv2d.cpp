@@ -1,0 +1,223 @@
+// aisrv CPU engine, optimised kernels — CONV_2D as an int16 GEMM per group: output pixels (rows) x output channels
+// (columns) over the depth K = filter_h * filter_w * group input channels.
+//   prepare: weights + filter offset packed once into int16 blocks of 16 channels in the layout of the level's GEMM
+//            block (AVX2: [K/2][16][2], pairs of depth entries; portable: [16][K], one row per channel), with
+//            per-channel bias / multiplier / shift padded to 16;
+//   invoke:  tiles of output pixels; each tile's im2col rows (input + input offset as int16, zero for padding taps,
+//            depth padded to even) are built in scratch, then 6 x 16 GEMM blocks (opt_kernels.hpp) accumulate,
+//            requantize and store.
+// Exactly the reference's sums (int32, order-independent) and requantization; a padding tap contributes 0, as the
+// reference's skipped tap does.
+#include <algorithm>
+#include <cstring>
+
+#include "optimized_backend.hpp"
+
+namespace aisrv::engine::cpu {
+
+namespace opt {
+
+namespace {
+
+constexpr size_t kTileBytes = 64 * 1024;  // im2col tile: a few rows per GEMM block, well inside L2
+constexpr size_t kMaxTileRows = 1024;
+
+struct ConvPlan {
+  int32_t groups = 1, group_in = 0, group_out = 0;
+  size_t depth = 0, depth_padded = 0;  // K, Kp (even)
+  size_t blocks = 0;                   // 16-channel blocks per group
+  size_t pixels = 0;                   // output pixels over all batches
+  size_t tile_rows = 0;                // multiple of kGemmRows
+  size_t block_bytes = 0;              // packed weights + bias + multiplier + shift of one block
+  bool fits = false;                   // sizes are sane (a hostile shape runs the reference kernel instead)
+
+  size_t weights_bytes() const { return depth_padded * kGemmCols * sizeof(int16_t); }
+  size_t prepared_bytes() const {
+    return fits ? kPreparedHeaderBytes + static_cast<size_t>(groups) * blocks * block_bytes : 0;
+  }
+  size_t scratch_bytes() const { return fits ? tile_rows * depth_padded * sizeof(int16_t) : 0; }
+};
+
+size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
+
+ConvPlan plan_conv(const Conv2DParams& p) {
+  ConvPlan c;
+  const Dims4 &is = p.input_shape, &fs = p.filter_shape, &os = p.output_shape;
+  c.groups = std::max(1, fs.c > 0 ? is.c / fs.c : 1);
+  c.group_in = fs.c;
+  c.group_out = os.c / c.groups;
+  c.depth = static_cast<size_t>(fs.h) * static_cast<size_t>(fs.w) * static_cast<size_t>(fs.c);
+  c.depth_padded = round_up(std::max<size_t>(c.depth, 1), 2);
+  c.blocks = (static_cast<size_t>(c.group_out) + kGemmCols - 1) / kGemmCols;
+  c.pixels = static_cast<size_t>(os.n) * static_cast<size_t>(os.h) * static_cast<size_t>(os.w);
+  // Rows per tile: a multiple of kGemmRows (the last GEMM block of a tile may hold zero rows), >= kGemmRows.
+  const size_t fit = kTileBytes / (c.depth_padded * sizeof(int16_t));
+  c.tile_rows = std::min({fit, kMaxTileRows, round_up(std::max<size_t>(c.pixels, 1), kGemmRows)});
+  c.tile_rows = std::max<size_t>(c.tile_rows / kGemmRows * kGemmRows, kGemmRows);
+  c.block_bytes = c.weights_bytes() + 3 * kGemmCols * sizeof(int32_t);
+  const long double prepared = static_cast<long double>(c.groups) * c.blocks * c.block_bytes;
+  const long double scratch = static_cast<long double>(c.tile_rows) * c.depth_padded * sizeof(int16_t);
+  c.fits = c.groups >= 1 && c.group_out >= 1 && prepared < kMaxKernelBytes && scratch < kMaxKernelBytes;
+  return c;
+}
+
+template <typename T>
+void pack(const Conv2DParams& p, const ConvPlan& c, GemmLayout layout, std::span<uint8_t> prepared) {
+  const T* filter = static_cast<const T*>(p.filter);
+  uint8_t* base = prepared.data() + kPreparedHeaderBytes;
+  for (int32_t g = 0; g < c.groups; ++g) {
+    for (size_t nb = 0; nb < c.blocks; ++nb) {
+      uint8_t* block = base + (static_cast<size_t>(g) * c.blocks + nb) * c.block_bytes;
+      auto* w = reinterpret_cast<int16_t*>(block);
+      auto* bias = reinterpret_cast<int32_t*>(block + c.weights_bytes());
+      int32_t* multiplier = bias + kGemmCols;
+      int32_t* shift = multiplier + kGemmCols;
+      for (int j = 0; j < kGemmCols; ++j) {
+        const size_t local = nb * kGemmCols + static_cast<size_t>(j);
+        const bool valid = local < static_cast<size_t>(c.group_out);
+        const size_t oc = static_cast<size_t>(g) * static_cast<size_t>(c.group_out) + local;
+        bias[j] = valid && p.bias ? p.bias[oc] : 0;
+        multiplier[j] = valid ? p.output_multiplier[oc] : 0;
+        shift[j] = valid ? p.output_shift[oc] : 0;
+        const T* row = filter + oc * c.depth;
+        for (size_t k = 0; k < c.depth_padded; ++k) {
+          const int32_t v = valid && k < c.depth ? int32_t{row[k]} + p.filter_offset : 0;
+          const size_t at = layout == GemmLayout::pairs ? (k / 2 * kGemmCols + static_cast<size_t>(j)) * 2 + k % 2
+                                                        : static_cast<size_t>(j) * c.depth_padded + k;
+          w[at] = static_cast<int16_t>(v);
+        }
+      }
+    }
+  }
+}
+
+// im2col rows [m0, m0 + rows) of group g into `tile` (row stride depth_padded).
+template <typename T>
+void im2col(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, int32_t g, size_t m0, size_t rows,
+            int16_t* tile) {
+  constexpr int u = std::is_unsigned_v<T> ? 1 : 0;
+  const auto* input = static_cast<const uint8_t*>(p.input);
+  const Dims4 &is = p.input_shape, &fs = p.filter_shape, &os = p.output_shape;
+  const size_t cin = static_cast<size_t>(c.group_in);
+  const size_t pixel_stride = static_cast<size_t>(is.c);
+  const size_t channel0 = static_cast<size_t>(g) * cin;
+  const size_t per_image = static_cast<size_t>(os.h) * static_cast<size_t>(os.w);
+  // Whole tile in one conversion: 1x1, stride 1, one group, no padding, even depth (rows are consecutive pixels).
+  if (fs.h == 1 && fs.w == 1 && p.stride_h == 1 && p.stride_w == 1 && c.groups == 1 && c.depth_padded == c.depth &&
+      p.padding.top == 0 && p.padding.left == 0 && os.h == is.h && os.w == is.w) {
+    k.widen[u](input + m0 * pixel_stride, tile, rows * c.depth, p.input_offset);
+    return;
+  }
+  for (size_t i = 0; i < rows; ++i) {
+    const size_t m = m0 + i;
+    const size_t b = m / per_image, r = m % per_image;
+    const auto oy = static_cast<int32_t>(r / static_cast<size_t>(os.w));
+    const auto ox = static_cast<int32_t>(r % static_cast<size_t>(os.w));
+    int16_t* dst = tile + i * c.depth_padded;
+    const int32_t iy0 = oy * p.stride_h - p.padding.top, ix0 = ox * p.stride_w - p.padding.left;
+    // Whole filter rows in one conversion when the taps of a row are adjacent input pixels, all inside.
+    const bool row_contiguous = p.dilation_w == 1 && c.groups == 1 && ix0 >= 0 && ix0 + fs.w <= is.w;
+    for (int32_t fy = 0; fy < fs.h; ++fy) {
+      const int32_t iy = iy0 + fy * p.dilation_h;
+      const size_t row_len = static_cast<size_t>(fs.w) * cin;
+      if (iy < 0 || iy >= is.h) {
+        std::memset(dst, 0, row_len * sizeof(int16_t));
+        dst += row_len;
+        continue;
+      }
+      const uint8_t* in_row = input + ((b * static_cast<size_t>(is.h) + static_cast<size_t>(iy)) *
+                                       static_cast<size_t>(is.w)) * pixel_stride;
+      if (row_contiguous) {
+        k.widen[u](in_row + static_cast<size_t>(ix0) * pixel_stride, dst, row_len, p.input_offset);
+        dst += row_len;
+        continue;
+      }
+      for (int32_t fx = 0; fx < fs.w; ++fx, dst += cin) {
+        const int32_t ix = ix0 + fx * p.dilation_w;
+        if (ix < 0 || ix >= is.w) std::memset(dst, 0, cin * sizeof(int16_t));
+        else k.widen[u](in_row + static_cast<size_t>(ix) * pixel_stride + channel0, dst, cin, p.input_offset);
+      }
+    }
+    if (c.depth_padded > c.depth) *dst = 0;
+  }
+}
+
+template <typename T>
+void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k) {
+  constexpr int u = std::is_unsigned_v<T> ? 1 : 0;
+  auto* tile = reinterpret_cast<int16_t*>(p.scratch.data());
+  auto* output = static_cast<uint8_t*>(p.output);
+  const size_t out_c = static_cast<size_t>(p.output_shape.c);
+  const uint8_t* base = p.prepared.data() + kPreparedHeaderBytes;
+  GemmBlock gb;
+  gb.a_stride = c.depth_padded;
+  gb.pairs = static_cast<int32_t>(c.depth_padded / 2);
+  gb.output_offset = p.output_offset;
+  gb.act_min = p.act_min;
+  gb.act_max = p.act_max;
+  gb.out_stride = out_c;
+  for (int32_t g = 0; g < c.groups; ++g) {
+    for (size_t m0 = 0; m0 < c.pixels; m0 += c.tile_rows) {
+      const size_t rows = std::min(c.tile_rows, c.pixels - m0);
+      const size_t padded_rows = round_up(rows, kGemmRows);
+      im2col<T>(p, c, k, g, m0, rows, tile);
+      std::memset(tile + rows * c.depth_padded, 0, (padded_rows - rows) * c.depth_padded * sizeof(int16_t));
+      for (size_t nb = 0; nb < c.blocks; ++nb) {
+        const uint8_t* block = base + (static_cast<size_t>(g) * c.blocks + nb) * c.block_bytes;
+        gb.b = reinterpret_cast<const int16_t*>(block);
+        gb.bias = reinterpret_cast<const int32_t*>(block + c.weights_bytes());
+        gb.multiplier = gb.bias + kGemmCols;
+        gb.shift = gb.multiplier + kGemmCols;
+        const size_t col0 = static_cast<size_t>(g) * static_cast<size_t>(c.group_out) + nb * kGemmCols;
+        gb.cols = static_cast<int32_t>(std::min<size_t>(kGemmCols, static_cast<size_t>(c.group_out) - nb * kGemmCols));
+        for (size_t r0 = 0; r0 < padded_rows; r0 += kGemmRows) {
+          gb.a = tile + r0 * c.depth_padded;
+          gb.out = output + (m0 + r0) * out_c + col0;
+          gb.rows = static_cast<int32_t>(std::min<size_t>(kGemmRows, rows - r0));
+          k.gemm[u](gb);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+size_t conv2d_scratch_bytes(const Conv2DParams& p) { return plan_conv(p).scratch_bytes(); }
+size_t conv2d_prepared_bytes(const Conv2DParams& p) { return plan_conv(p).prepared_bytes(); }
+
+void conv2d_prepare(const Conv2DParams& p, GemmLayout layout, std::span<uint8_t> prepared) {
+  const ConvPlan c = plan_conv(p);
+  if (!c.fits || prepared.size() < c.prepared_bytes()) return;
+  PreparedHeader h;
+  h.magic = kPreparedMagic;
+  h.layout = static_cast<uint32_t>(layout);
+  h.usable = requantization_in_range(p.output_multiplier, p.output_shift) &&
+                     p.output_multiplier.size() == static_cast<size_t>(p.output_shape.c) &&
+                     p.input_shape.c == c.groups * c.group_in && p.output_shape.c == c.groups * c.group_out
+                 ? 1
+                 : 0;
+  if (h.usable) {
+    if (p.dtype == DType::int8) pack<int8_t>(p, c, layout, prepared);
+    else pack<uint8_t>(p, c, layout, prepared);
+  }
+  std::memcpy(prepared.data(), &h, sizeof h);
+}
+
+}  // namespace opt
+
+void OptimizedKernelBackend::conv2d(const Conv2DParams& p) {
+  const opt::ConvPlan c = opt::plan_conv(p);
+  opt::PreparedHeader h;
+  if (c.fits && p.prepared.size() >= c.prepared_bytes()) std::memcpy(&h, p.prepared.data(), sizeof h);
+  if (!c.fits || h.magic != opt::kPreparedMagic || !h.usable ||
+      h.layout != static_cast<uint32_t>(kernels_.gemm_layout) ||
+      p.scratch.size() < c.scratch_bytes() || c.pixels == 0) {
+    ReferenceKernelBackend::conv2d(p);
+    return;
+  }
+  if (p.dtype == DType::int8) opt::run<int8_t>(p, c, kernels_);
+  else opt::run<uint8_t>(p, c, kernels_);
+}
+
+}  // namespace aisrv::engine::cpu

@@ -1,0 +1,53 @@
+// aisrv CPU engine, optimised kernels — FULLY_CONNECTED: each batch row is widened once to int16 (+ input offset,
+// zero-padded to a multiple of 16) in scratch, then the row kernel takes dot products with the weight rows read
+// straight from the model (each weight is used once per row, so repacking would only add memory traffic).
+#include <cstring>
+
+#include "optimized_backend.hpp"
+
+namespace aisrv::engine::cpu {
+
+namespace opt {
+
+namespace {
+size_t padded_depth(const FullyConnectedParams& p) {
+  return (static_cast<size_t>(std::max(p.accum_depth, 0)) + 15) / 16 * 16;
+}
+}  // namespace
+
+size_t fully_connected_scratch_bytes(const FullyConnectedParams& p) { return padded_depth(p) * sizeof(int16_t); }
+
+}  // namespace opt
+
+void OptimizedKernelBackend::fully_connected(const FullyConnectedParams& p) {
+  const size_t padded = opt::padded_depth(p);
+  if (p.scratch.size() < padded * sizeof(int16_t) ||
+      p.output_multiplier.size() < static_cast<size_t>(p.output_depth) ||
+      p.output_shift.size() < static_cast<size_t>(p.output_depth)) {
+    ReferenceKernelBackend::fully_connected(p);
+    return;
+  }
+  const int u = p.dtype == DType::int8 ? 0 : 1;
+  auto* x = reinterpret_cast<int16_t*>(p.scratch.data());
+  const auto depth = static_cast<size_t>(p.accum_depth);
+  std::memset(x + depth, 0, (padded - depth) * sizeof(int16_t));
+  opt::FcRow row;
+  row.input = x;
+  row.weights = static_cast<const uint8_t*>(p.weights);
+  row.depth = p.accum_depth;
+  row.outputs = p.output_depth;
+  row.filter_offset = p.filter_offset;
+  row.bias = p.bias;
+  row.multiplier = p.output_multiplier.data();
+  row.shift = p.output_shift.data();
+  row.output_offset = p.output_offset;
+  row.act_min = p.act_min;
+  row.act_max = p.act_max;
+  for (size_t b = 0; b < static_cast<size_t>(p.batches); ++b) {
+    kernels_.widen[u](static_cast<const uint8_t*>(p.input) + b * depth, x, depth, p.input_offset);
+    row.out = static_cast<uint8_t*>(p.output) + b * static_cast<size_t>(p.output_depth);
+    kernels_.fc_row[u](row);
+  }
+}
+
+}  // namespace aisrv::engine::cpu

@@ -1,0 +1,103 @@
+// aisrv CPU engine, optimised kernels — the inner loops that exist once per instruction-set level, as a table of
+// function pointers (OptKernels), and the argument structs they take. The drivers (conv2d.cpp, depthwise_conv2d.cpp,
+// ...) do tiling, im2col and bookkeeping in portable C++ and call these for the multiply-accumulate work.
+// portable_kernels.cpp fills the table with plain C++; avx2_kernels.cpp overrides entries with AVX2 code.
+//
+// Exactness contract of every entry: integer sums in int32 (the loader proves no sum of |terms| overflows, so any
+// summation order gives the reference's value) and requantization with fp::requantize's formula (x * 2^left,
+// rounding doubling high multiply, rounding right shift, + offset, clamp), for multipliers in [0, 2^31) and shifts
+// in [-31, 30] — the drivers check those preconditions at prepare time and use the reference kernel otherwise.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace aisrv::engine::cpu::opt {
+
+// CONV_2D as GEMM: a block of kGemmRows output pixels x kGemmCols output channels.
+inline constexpr int kGemmRows = 6;
+inline constexpr int kGemmCols = 16;
+
+// How a block's weights (+ filter offset, int16, depth padded to even Kp) are laid out in the prepared data.
+enum class GemmLayout : uint32_t {
+  pairs = 1,  // [Kp / 2][kGemmCols][2]: a broadcast input pair multiplies 8 channels' weight pairs (AVX2)
+  rows = 2,   // [kGemmCols][Kp]: one contiguous row per channel, for dot products (portable)
+};
+
+struct GemmBlock {
+  const int16_t* a = nullptr;  // kGemmRows im2col rows (input + input offset, zero where padded), a_stride apart
+  size_t a_stride = 0;         // int16 elements between rows (the padded depth Kp, even)
+  const int16_t* b = nullptr;  // the block's weights in the table's gemm_layout
+  int32_t pairs = 0;           // Kp / 2
+  const int32_t* bias = nullptr;        // kGemmCols entries each
+  const int32_t* multiplier = nullptr;
+  const int32_t* shift = nullptr;
+  int32_t output_offset = 0, act_min = 0, act_max = 0;
+  uint8_t* out = nullptr;  // output element of row 0, column 0 (bytes: int8 or uint8)
+  size_t out_stride = 0;   // bytes between output rows
+  int32_t rows = 0;        // rows to store, 1..kGemmRows (the others are zero rows of the tile)
+  int32_t cols = 0;        // channels to store, 1..kGemmCols
+};
+
+// DEPTHWISE_CONV_2D: one output row, all channels. The input rows are int16 (+ input offset) with zero columns for
+// the padding, each column holding `channels_padded` values (output channel order: input channel c / multiplier).
+struct DepthwiseRow {
+  const int16_t* const* taps = nullptr;  // per filter tap: the input column output column 0 reads
+  int32_t taps_count = 0;
+  int32_t column_step = 0;        // int16 elements between the inputs of consecutive output columns
+  int32_t out_width = 0;
+  int32_t channels = 0;           // output channels (bytes per output column)
+  int32_t channels_padded = 0;    // multiple of 16
+  const int16_t* packed = nullptr;  // AVX2 layout: [channels_padded / 16][(taps + 1) / 2][32] (see depthwise_conv2d.cpp)
+  const int8_t* filter = nullptr;   // portable: the model's filter [taps][channels] (int8 or uint8 bytes)
+  int32_t filter_offset = 0;
+  const int32_t* bias = nullptr;  // channels_padded entries each
+  const int32_t* multiplier = nullptr;
+  const int32_t* shift = nullptr;
+  int32_t output_offset = 0, act_min = 0, act_max = 0;
+  uint8_t* out = nullptr;
+  int32_t* accumulators = nullptr;  // portable: channels_padded int32 of scratch
+};
+
+// FULLY_CONNECTED: one batch row against all weight rows.
+struct FcRow {
+  const int16_t* input = nullptr;  // depth values (+ input offset), zero up to a multiple of 16
+  const uint8_t* weights = nullptr;  // [outputs][depth] int8 or uint8 bytes
+  int32_t depth = 0, outputs = 0;
+  int32_t filter_offset = 0;
+  const int32_t* bias = nullptr;   // outputs entries, or null
+  const int32_t* multiplier = nullptr;
+  const int32_t* shift = nullptr;
+  int32_t output_offset = 0, act_min = 0, act_max = 0;
+  uint8_t* out = nullptr;
+};
+
+// ADD without broadcasting (TFLite's rescale of both inputs with `left_shift` headroom, sum, rescale).
+struct AddSpan {
+  const uint8_t* a = nullptr;
+  const uint8_t* b = nullptr;
+  uint8_t* out = nullptr;
+  int64_t count = 0;
+  int32_t a_offset = 0, b_offset = 0, output_offset = 0, left_shift = 0;
+  int32_t a_multiplier = 0, a_shift = 0, b_multiplier = 0, b_shift = 0, output_multiplier = 0, output_shift = 0;
+  int32_t act_min = 0, act_max = 0;
+};
+
+struct OptKernels {
+  // Element type is part of the entry: [0] int8, [1] uint8.
+  void (*gemm[2])(const GemmBlock&) = {};
+  void (*depthwise_row[2])(const DepthwiseRow&) = {};
+  void (*fc_row[2])(const FcRow&) = {};
+  void (*add[2])(const AddSpan&) = {};
+  // dst[i] = src[i] + offset as int16 (int8 or uint8 source bytes).
+  void (*widen[2])(const uint8_t* src, int16_t* dst, size_t count, int32_t offset) = {};
+  GemmLayout gemm_layout = GemmLayout::rows;  // what gemm reads
+  bool packed_depthwise = false;               // depthwise_row reads `packed` (else `filter`)
+};
+
+// The plain C++ table (every entry set).
+void fill_portable_kernels(OptKernels& k);
+// Overrides entries with AVX2 code; does nothing on a non-x86-64 build. Call only when the CPU has AVX2.
+void fill_avx2_kernels(OptKernels& k);
+
+}  // namespace aisrv::engine::cpu::opt

@@ -1,0 +1,65 @@
+// aisrv CPU engine, optimised kernels — construction (instruction-set detection, the kernel table), and the
+// per-operator scratch / prepared-data needs.
+#include "optimized_backend.hpp"
+
+#include <algorithm>
+
+namespace aisrv::engine::cpu {
+
+std::string_view simd_level_name(SimdLevel level) {
+  switch (level) {
+    case SimdLevel::avx2: return "avx2";
+    default: return "portable";
+  }
+}
+
+SimdLevel detect_simd_level() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (__builtin_cpu_supports("avx2")) return SimdLevel::avx2;
+#endif
+  return SimdLevel::portable;
+}
+
+std::unique_ptr<KernelBackend> make_optimized_kernel_backend(SimdLevel level) {
+  return std::make_unique<OptimizedKernelBackend>(std::min(level, detect_simd_level()));
+}
+
+OptimizedKernelBackend::OptimizedKernelBackend(SimdLevel level) : level_(std::min(level, detect_simd_level())) {
+  opt::fill_portable_kernels(kernels_);
+  if (level_ >= SimdLevel::avx2) opt::fill_avx2_kernels(kernels_);
+}
+
+std::string OptimizedKernelBackend::description() const {
+  return std::string("opt (") + std::string(simd_level_name(level_)) + ")";
+}
+
+size_t OptimizedKernelBackend::scratch_bytes(const OpParams& op) const {
+  if (const auto* c = std::get_if<Conv2DParams>(&op)) return opt::conv2d_scratch_bytes(*c);
+  if (const auto* d = std::get_if<DepthwiseConv2DParams>(&op)) return opt::depthwise_scratch_bytes(*d);
+  if (const auto* f = std::get_if<FullyConnectedParams>(&op)) return opt::fully_connected_scratch_bytes(*f);
+  return ReferenceKernelBackend::scratch_bytes(op);
+}
+
+size_t OptimizedKernelBackend::prepared_bytes(const OpParams& op) const {
+  if (const auto* c = std::get_if<Conv2DParams>(&op)) return opt::conv2d_prepared_bytes(*c);
+  if (const auto* d = std::get_if<DepthwiseConv2DParams>(&op)) return opt::depthwise_prepared_bytes(*d);
+  return 0;
+}
+
+void OptimizedKernelBackend::prepare(const OpParams& op, std::span<uint8_t> prepared) const {
+  if (const auto* c = std::get_if<Conv2DParams>(&op)) opt::conv2d_prepare(*c, kernels_.gemm_layout, prepared);
+  else if (const auto* d = std::get_if<DepthwiseConv2DParams>(&op)) opt::depthwise_prepare(*d, prepared);
+}
+
+namespace opt {
+
+bool requantization_in_range(const std::vector<int32_t>& multiplier, const std::vector<int32_t>& shift) {
+  if (multiplier.size() != shift.size()) return false;
+  for (size_t i = 0; i < multiplier.size(); ++i)
+    if (multiplier[i] < 0 || shift[i] < -31 || shift[i] > 30) return false;
+  return true;
+}
+
+}  // namespace opt
+
+}  // namespace aisrv::engine::cpu

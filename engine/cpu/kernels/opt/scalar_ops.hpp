@@ -1,0 +1,32 @@
+// aisrv CPU engine, optimised kernels — the per-element formulas the vector loops fall back to for their tails,
+// written with the same fixed-point primitives as the reference kernels (fixed_point.hpp).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "aisrv/engine/cpu/fixed_point.hpp"
+#include "opt_kernels.hpp"
+
+namespace aisrv::engine::cpu::opt {
+
+// One element of ADD (TFLite's integer ADD: rescale both inputs with headroom, sum, rescale, clamp).
+inline int32_t add_element(int32_t x, int32_t y, const AddSpan& s) {
+  const int32_t a = (s.a_offset + x) * (1 << s.left_shift);
+  const int32_t b = (s.b_offset + y) * (1 << s.left_shift);
+  const int32_t sa = fp::multiply_by_quantized_multiplier_smaller_than_one_exp(a, s.a_multiplier, s.a_shift);
+  const int32_t sb = fp::multiply_by_quantized_multiplier_smaller_than_one_exp(b, s.b_multiplier, s.b_shift);
+  const int32_t raw =
+      fp::multiply_by_quantized_multiplier_smaller_than_one_exp(sa + sb, s.output_multiplier, s.output_shift) +
+      s.output_offset;
+  return std::clamp(raw, s.act_min, s.act_max);
+}
+
+// The value of byte `v` as element type T (int8 or uint8).
+template <bool Unsigned>
+inline int32_t element(uint8_t v) {
+  if constexpr (Unsigned) return v;
+  else return static_cast<int8_t>(v);
+}
+
+}  // namespace aisrv::engine::cpu::opt

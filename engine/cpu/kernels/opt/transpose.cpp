@@ -1,0 +1,89 @@
+// aisrv CPU engine, optimised kernels — TRANSPOSE: one strided copy loop over a chosen inner dimension (the output's
+// last, or the input's contiguous one when the output's last is short, e.g. NCHW -> NHWC with 3 channels), an
+// odometer over the others that keeps both offsets incrementally; element copies typed by size.
+#include <cstring>
+
+#include "optimized_backend.hpp"
+
+namespace aisrv::engine::cpu {
+
+namespace {
+
+template <size_t N>
+struct Element {
+  uint8_t bytes[N];
+};
+
+template <size_t N>
+void strided_copy(const uint8_t* in, uint8_t* out, size_t count, size_t in_step, size_t out_step) {
+  const auto* src = reinterpret_cast<const Element<N>*>(in);
+  auto* dst = reinterpret_cast<Element<N>*>(out);
+  for (size_t i = 0; i < count; ++i) std::memcpy(dst + i * out_step, src + i * in_step, N);
+}
+
+}  // namespace
+
+void OptimizedKernelBackend::transpose(const TransposeParams& p) {
+  const Shape &is = p.input_shape, &os = p.output_shape;
+  const int rank = os.rank;
+  const size_t es = p.element_size;
+  if (rank < 2 || rank != is.rank || !(es == 1 || es == 2 || es == 4 || es == 8) || os.elements() == 0) {
+    ReferenceKernelBackend::transpose(p);
+    return;
+  }
+  std::array<size_t, kMaxRank> in_of_out{}, out_stride{};  // element strides per output dimension
+  {
+    std::array<size_t, kMaxRank> in_stride{};
+    size_t s = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      in_stride[static_cast<size_t>(d)] = s;
+      s *= static_cast<size_t>(is[d]);
+    }
+    s = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      const auto k = static_cast<size_t>(d);
+      const auto src = p.perm[k];
+      if (src < 0 || src >= rank) {
+        ReferenceKernelBackend::transpose(p);
+        return;
+      }
+      in_of_out[k] = in_stride[static_cast<size_t>(src)];
+      out_stride[k] = s;
+      s *= static_cast<size_t>(os[d]);
+    }
+  }
+  int inner = rank - 1;
+  if (os[inner] < 16) {
+    for (int d = 0; d < rank; ++d)
+      if (in_of_out[static_cast<size_t>(d)] == 1 && os[d] > os[inner]) inner = d;
+  }
+  const auto count = static_cast<size_t>(os[inner]);
+  const size_t in_step = in_of_out[static_cast<size_t>(inner)], out_step = out_stride[static_cast<size_t>(inner)];
+  const auto* input = static_cast<const uint8_t*>(p.input);
+  auto* output = static_cast<uint8_t*>(p.output);
+  std::array<int32_t, kMaxRank> idx{};
+  size_t in_off = 0, out_off = 0;
+  const size_t lines = static_cast<size_t>(os.elements()) / count;
+  for (size_t line = 0; line < lines; ++line) {
+    const uint8_t* src = input + in_off * es;
+    uint8_t* dst = output + out_off * es;
+    switch (es) {
+      case 1: strided_copy<1>(src, dst, count, in_step, out_step); break;
+      case 2: strided_copy<2>(src, dst, count, in_step, out_step); break;
+      case 4: strided_copy<4>(src, dst, count, in_step, out_step); break;
+      default: strided_copy<8>(src, dst, count, in_step, out_step); break;
+    }
+    for (int d = rank - 1; d >= 0; --d) {  // advance the odometer over the other dimensions
+      if (d == inner) continue;
+      const auto k = static_cast<size_t>(d);
+      in_off += in_of_out[k];
+      out_off += out_stride[k];
+      if (++idx[k] < os[d]) break;
+      in_off -= in_of_out[k] * static_cast<size_t>(os[d]);
+      out_off -= out_stride[k] * static_cast<size_t>(os[d]);
+      idx[k] = 0;
+    }
+  }
+}
+
+}  // namespace aisrv::engine::cpu

@@ -1,0 +1,267 @@
+// aisrv benchmarks — the CPU engine (issue 3): for every model of ../shared/testdata that has expected cases, the
+// median inference latency with kernels=opt against kernels=ref, both measured in this process on the same loaded
+// model and interleaved run by run (so both see the same machine state), the ratio, and the MAC rate achieved; also
+// the optimised backend's portable C++ level (what a processor without AVX2 runs) against the same baseline.
+// Beside ours it prints TensorFlow Lite Micro's own reference-kernel latency on this kind of machine — a constant
+// copied from ../shared/testdata/expected/EXPECTED.md, labelled as such, not measured here.
+//
+//   bench_cpu [--min-runs N] [--seconds S] [--model SUBSTRING] [--breakdown] [--layers]
+//     --min-runs   at least N timed inferences per backend and model (default 15)
+//     --seconds    keep sampling a model until both backends have run this long in total (default 3)
+//     --model      only models whose path contains SUBSTRING
+//     --breakdown  also print each backend's time per operator type (medians over the runs)
+//     --layers     also print each operator's time with both backends (medians over the runs)
+//
+// Every output is first checked against the expected bytes with both backends; a mismatch is an error (exit 1).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "aisrv/engine/cpu/kernel_backend.hpp"
+#include "aisrv/engine/cpu/optimized_backend.hpp"
+#include "bench_report.hpp"
+#include "interpreter.hpp"
+#include "testdata.hpp"
+
+using namespace aisrv;
+using namespace aisrv::engine::cpu;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// TFLite Micro reference kernels, "build B" (-O2 -DNDEBUG), median of 20 Invoke() calls, run 1 — the figures of
+// the "Timing anchor" table in ../shared/testdata/expected/EXPECTED.md (AMD EPYC Zen 3 KVM guest, taskset -c 1).
+// Documented constants, not measured by this program. Models without an entry there have none.
+struct TflmAnchor {
+  const char* model_stem;
+  double ms;
+};
+constexpr TflmAnchor kTflmFromExpectedMd[] = {
+    {"person_detect", 11.84},
+    {"mobilenet_v1_0.25_128_quant", 26.97},  // uint8: TFLite reference uint8 kernels inside TFLM (EXPECTED.md)
+    {"mobilenet_v2_quantized_1x3x224x224", 356.8},
+};
+
+struct Options {
+  int min_runs = 15;
+  double seconds = 3.0;
+  std::string model_filter;
+  bool breakdown = false;
+  bool layers = false;
+};
+
+struct ModelCase {
+  std::string model, input;
+  std::vector<std::string> outputs;
+};
+
+std::string stem(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  std::string s = path.substr(slash == std::string::npos ? 0 : slash + 1);
+  const auto dot = s.rfind(".tflite");
+  return dot == std::string::npos ? s : s.substr(0, dot);
+}
+
+// The first case of every model in cases.json.
+std::vector<ModelCase> models_with_cases() {
+  std::ifstream in(test::testdata_path("expected/cases.json"));
+  const nlohmann::json j = nlohmann::json::parse(in);
+  std::vector<ModelCase> out;
+  for (const auto& c : j) {
+    const std::string model = c.at("model").get<std::string>();
+    if (std::any_of(out.begin(), out.end(), [&](const ModelCase& m) { return m.model == model; })) continue;
+    ModelCase m{model, c.at("input").get<std::string>(), {}};
+    for (const auto& o : c.at("outputs")) m.outputs.push_back(o.at("file").get<std::string>());
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+// Multiply-accumulates of one operator, counted as OPS.md counts them (CONV_2D, DEPTHWISE_CONV_2D,
+// FULLY_CONNECTED, the LSTM's input and recurrent weights per step).
+uint64_t macs_of(const OpParams& op) {
+  if (const auto* c = std::get_if<Conv2DParams>(&op))
+    return static_cast<uint64_t>(c->output_shape.elements()) * static_cast<uint64_t>(c->filter_shape.h) *
+           static_cast<uint64_t>(c->filter_shape.w) * static_cast<uint64_t>(c->filter_shape.c);
+  if (const auto* d = std::get_if<DepthwiseConv2DParams>(&op))
+    return static_cast<uint64_t>(d->output_shape.elements()) * static_cast<uint64_t>(d->filter_shape.h) *
+           static_cast<uint64_t>(d->filter_shape.w);
+  if (const auto* f = std::get_if<FullyConnectedParams>(&op))
+    return uint64_t(f->batches) * uint64_t(f->output_depth) * uint64_t(f->accum_depth);
+  if (const auto* l = std::get_if<LstmParams>(&op))
+    return uint64_t(l->batches) * uint64_t(l->time_steps) * 4 * uint64_t(l->state_dim) *
+           (uint64_t(l->input_dim) + uint64_t(l->state_dim));
+  return 0;
+}
+
+double median(std::vector<double> v) { return bench::percentile(std::move(v), 0.5); }
+
+// One kernel backend under measurement and what it collected.
+struct Measured {
+  std::string label;  // "opt (avx2)", "ref", "opt (portable)"
+  std::unique_ptr<KernelBackend> backend;
+  std::unique_ptr<Interpreter> model;  // loaded with this backend (its scratch and prepared data)
+  std::vector<double> ms;                             // whole inferences
+  std::map<std::string, std::vector<double>> types;  // per operator type, per inference
+  std::vector<std::vector<double>> layers;            // per operator
+};
+
+bool run_model(const ModelCase& mc, const Options& opt) {
+  const std::string name = stem(mc.model);
+  const auto model = test::read_file(test::testdata_path(mc.model));
+  const auto input = test::read_file(test::testdata_path(mc.input));
+  // [0] kernels=opt as selected at run time, [1] kernels=ref, then the lower SIMD levels of opt.
+  std::vector<Measured> m;
+  m.push_back({"", make_kernel_backend("opt"), nullptr, {}, {}, {}});
+  m.push_back({"", make_kernel_backend("ref"), nullptr, {}, {}, {}});
+  if (detect_simd_level() > SimdLevel::portable)
+    m.push_back({"", make_optimized_kernel_backend(SimdLevel::portable), nullptr, {}, {}, {}});
+  // Each backend gets its own load of the model (its arena plan, scratch and prepared data), as the engine runs it.
+  for (Measured& x : m) {
+    x.label = x.backend->description();
+    InterpreterConfig config;
+    config.arena_budget = uint64_t{1} << 30;
+    config.primary = x.backend.get();
+    auto loaded = Interpreter::load(model, config);
+    if (!loaded) {
+      std::fprintf(stderr, "bench cpu: %s: %s\n", name.c_str(), loaded.error().what().c_str());
+      return false;
+    }
+    x.model = std::move(loaded).value();
+    auto in = x.model->input(0);
+    if (in.size() != input.size()) {
+      std::fprintf(stderr, "bench cpu: %s: input is %zu bytes, the model wants %zu\n", name.c_str(), input.size(),
+                   in.size());
+      return false;
+    }
+    std::memcpy(in.data(), input.data(), input.size());
+  }
+  const Interpreter& it = *m[0].model;
+  uint64_t macs = 0;
+  for (const PreparedOp& op : it.operators()) macs += macs_of(op.params);
+
+  engine::InvokeContext ctx;
+  auto invoke = [&](Measured& x, bool record) {
+    const auto t0 = Clock::now();
+    auto layers = x.model->invoke(*x.backend, nullptr, ctx);
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (!layers) return -1.0;
+    if (record) {
+      x.ms.push_back(ms);
+      std::map<std::string, double> sum;
+      for (const auto& l : *layers) sum[l.op] += static_cast<double>(l.ns) / 1e6;
+      for (const auto& [op, t] : sum) x.types[op].push_back(t);
+      x.layers.resize(layers->size());
+      for (size_t i = 0; i < layers->size(); ++i) x.layers[i].push_back(static_cast<double>((*layers)[i].ns) / 1e6);
+    }
+    return ms;
+  };
+  // Every backend must reproduce the expected bytes before anything is timed.
+  const auto want = test::read_file(test::testdata_path(mc.outputs[0]));
+  for (Measured& x : m) {
+    const double ms = invoke(x, false);
+    const auto got = x.model->output(0);
+    if (ms < 0 || got.size() != want.size() || std::memcmp(got.data(), want.data(), want.size()) != 0) {
+      std::fprintf(stderr, "bench cpu: %s: kernels=%s output differs from the expected bytes\n", name.c_str(),
+                   x.label.c_str());
+      return false;
+    }
+    invoke(x, false);  // warm-up
+  }
+  // Round-robin, rotating which backend goes first, so all see the same machine state over time.
+  double total = 0;
+  for (size_t round = 0; round < 100000; ++round) {
+    for (size_t k = 0; k < m.size(); ++k) total += invoke(m[(round + k) % m.size()], true);
+    if (static_cast<int>(m[0].ms.size()) >= opt.min_runs && total >= opt.seconds * 1e3) break;
+  }
+
+  const double r = median(m[1].ms);
+  const bool small = r < 1.0;  // report microseconds for the tiny models
+  const double scale = small ? 1e3 : 1.0;
+  const std::string unit = small ? "us" : "ms";
+  const double f = median(m[0].ms);
+  bench::report("cpu_" + name + "_latency_median", f * scale, unit, "kernels=ref", r * scale, unit, r / f);
+  if (macs > 0) {
+    const double fg = static_cast<double>(macs) / (f * 1e6), rg = static_cast<double>(macs) / (r * 1e6);
+    bench::report("cpu_" + name + "_mac_rate", fg, "GMAC/s", "kernels=ref", rg, "GMAC/s", fg / rg);
+  }
+  for (size_t k = 2; k < m.size(); ++k) {
+    const double l = median(m[k].ms);
+    const std::string level(m[k].label.substr(m[k].label.find('(') + 1, m[k].label.size() - m[k].label.find('(') - 2));
+    bench::report("cpu_" + name + "_latency_median_opt_" + level, l * scale, unit, "kernels=ref", r * scale, unit,
+                  r / l);
+  }
+  for (const TflmAnchor& a : kTflmFromExpectedMd)
+    if (name == a.model_stem)
+      bench::report("cpu_" + name + "_latency_median", f * scale, unit,
+                    "tflm_reference_kernels_EXPECTED.md_constant_not_measured", a.ms * scale, unit, a.ms / f);
+  std::printf("info cpu_%s: %zu runs per backend, %llu MACs;", name.c_str(), m[0].ms.size(),
+              static_cast<unsigned long long>(macs));
+  for (const Measured& x : m)
+    std::printf(" %s min %.4f max %.4f ms;", x.label.c_str(), *std::min_element(x.ms.begin(), x.ms.end()),
+                *std::max_element(x.ms.begin(), x.ms.end()));
+  std::printf("\n");
+  if (opt.breakdown) {
+    for (const auto& [op, times] : m[1].types) {
+      const double rt = median(times);
+      const double ft = m[0].types.count(op) ? median(m[0].types[op]) : 0.0;
+      std::printf("info cpu_%s %-30s opt %9.4f ms (%5.1f%%)  ref %9.4f ms (%5.1f%%)  %6.1f x\n", name.c_str(),
+                  op.c_str(), ft, 100.0 * ft / f, rt, 100.0 * rt / r, ft > 0 ? rt / ft : 0.0);
+    }
+  }
+  if (opt.layers) {
+    for (size_t i = 0; i < it.operators().size(); ++i) {
+      const PreparedOp& op = it.operators()[i];
+      const double ft = median(m[0].layers[i]), rt = median(m[1].layers[i]);
+      const uint64_t n = macs_of(op.params);
+      std::printf("info cpu_%s layer %3zu %-18s opt %8.4f ms  ref %8.4f ms  %6.1f x  %7.2f GMAC/s  %s\n", name.c_str(),
+                  i, op.op_name.c_str(), ft, rt, ft > 0 ? rt / ft : 0.0,
+                  ft > 0 ? static_cast<double>(n) / (ft * 1e6) : 0.0, op.layer_name.c_str());
+    }
+  }
+  std::fflush(stdout);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "bench_cpu: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--min-runs") opt.min_runs = std::max(1, std::stoi(value()));
+    else if (a == "--seconds") opt.seconds = std::stod(value());
+    else if (a == "--model") opt.model_filter = value();
+    else if (a == "--breakdown") opt.breakdown = true;
+    else if (a == "--layers") opt.layers = true;
+    else {
+      std::fprintf(stderr, "usage: bench_cpu [--min-runs N] [--seconds S] [--model SUBSTRING] [--breakdown] [--layers]\n");
+      return 2;
+    }
+  }
+  if (!test::testdata_dir()) {
+    std::fprintf(stderr, "bench cpu: test data not found at %s (set AISRV_TESTDATA)\n",
+                 test::testdata_candidate().c_str());
+    return 1;
+  }
+  bool ok = true;
+  for (const ModelCase& mc : models_with_cases()) {
+    if (!opt.model_filter.empty() && mc.model.find(opt.model_filter) == std::string::npos) continue;
+    ok = run_model(mc, opt) && ok;
+  }
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,741 @@
+// aisrv tests — the optimised kernel backend against the reference backend (differential): randomized CONV_2D,
+// DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD, MEAN, PAD and TRANSPOSE cases — many shapes, strides, dilations, SAME/VALID
+// padding, groups, depth multipliers 1/2/3/8, odd channel counts (not multiples of the SIMD width), 1-pixel images,
+// int8 per-channel and uint8 per-tensor with zero points, activation clamps, accumulators at the int32 limit the
+// loader allows — at every SIMD level this processor has. Every buffer (input, output, scratch, prepared data) is
+// its own exact-size heap allocation, so AddressSanitizer sees any access outside it. Each case also checks that the
+// optimised path really ran (prepared data marked usable), and a poisoned prepared block proves it is read.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+
+#include "aisrv/engine/cpu/kernel_backend.hpp"
+#include "aisrv/engine/cpu/optimized_backend.hpp"
+#include "optimized_backend.hpp"
+
+using namespace aisrv::engine::cpu;
+
+namespace {
+
+struct Rng {
+  std::mt19937 g;
+  explicit Rng(uint32_t seed) : g(seed) {}
+  int32_t uniform(int32_t lo, int32_t hi) { return std::uniform_int_distribution<int32_t>(lo, hi)(g); }
+  bool chance(double p) { return std::bernoulli_distribution(p)(g); }
+  template <typename T>
+  T pick(std::initializer_list<T> v) {
+    return *(v.begin() + uniform(0, static_cast<int32_t>(v.size()) - 1));
+  }
+};
+
+// The levels to test: every level up to the best this processor runs.
+std::vector<SimdLevel> levels() {
+  std::vector<SimdLevel> v{SimdLevel::portable};
+  if (detect_simd_level() >= SimdLevel::avx2) v.push_back(SimdLevel::avx2);
+  return v;
+}
+
+// Runs `p` on backend `b` with exact-size scratch / prepared / output buffers; returns the output bytes.
+// `usable`: set to the prepared header's flag when the backend prepared data (-1 when it asked for none).
+template <typename P>
+std::vector<uint8_t> run(KernelBackend& b, P p, size_t out_bytes, int* usable = nullptr,
+                         const std::function<void(std::vector<uint8_t>&)>& poison = {}) {
+  std::vector<uint8_t> out(out_bytes, 0xA5);
+  std::vector<uint8_t> scratch(b.scratch_bytes(OpParams{p}));
+  std::vector<uint8_t> prepared(b.prepared_bytes(OpParams{p}));
+  p.output = out.data();
+  p.scratch = std::span<uint8_t>(scratch);
+  if (usable) *usable = -1;
+  if constexpr (requires { p.prepared; }) {
+    if (!prepared.empty()) {
+      b.prepare(OpParams{p}, prepared);
+      opt::PreparedHeader h;
+      std::memcpy(&h, prepared.data(), sizeof h);
+      if (usable) *usable = h.magic == opt::kPreparedMagic && h.usable ? 1 : 0;
+      if (poison) poison(prepared);
+      p.prepared = std::span<const uint8_t>(prepared);
+    }
+  }
+  run_kernel(b, OpParams{p});
+  return out;
+}
+
+// First differing byte, for the failure message.
+std::string first_difference(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return "byte " + std::to_string(i) + ": " + std::to_string(a[i]) + " vs " + std::to_string(b[i]);
+  return "none";
+}
+
+template <typename T>
+std::vector<uint8_t> random_bytes(Rng& r, size_t n, int32_t lo, int32_t hi) {
+  std::vector<uint8_t> v(n);
+  for (auto& x : v) x = static_cast<uint8_t>(static_cast<T>(r.uniform(lo, hi)));
+  return v;
+}
+
+// Quantization of one operator as a converter would produce it.
+struct Quant {
+  bool u8 = false;
+  int32_t input_offset = 0, filter_offset = 0, output_offset = 0, act_min = 0, act_max = 0;
+  int32_t lowest() const { return u8 ? 0 : -128; }
+  int32_t highest() const { return u8 ? 255 : 127; }
+};
+
+Quant random_quant(Rng& r, bool u8) {
+  Quant q;
+  q.u8 = u8;
+  if (u8) {
+    q.input_offset = -r.uniform(0, 255);
+    q.filter_offset = -r.uniform(0, 255);
+    q.output_offset = r.uniform(0, 255);
+  } else {
+    q.input_offset = -r.uniform(-128, 127);
+    q.output_offset = r.uniform(-128, 127);
+  }
+  q.act_min = q.lowest();
+  q.act_max = q.highest();
+  if (r.chance(0.4)) {  // a fused activation's narrower range
+    q.act_min = r.uniform(q.lowest(), q.highest());
+    q.act_max = r.uniform(q.act_min, q.highest());
+  }
+  return q;
+}
+
+// A requantization multiplier as QuantizeMultiplier makes them, in [2^30, 2^31); often exactly 2^30 (a power-of-two
+// scale ratio), which makes the rounding doubling high multiply hit exact ties; rarely 0.
+int32_t random_multiplier(Rng& r) {
+  if (r.chance(0.25)) return 1 << 30;
+  if (r.chance(0.02)) return 0;
+  return r.uniform(1 << 30, std::numeric_limits<int32_t>::max());
+}
+
+// Per-channel (multiplier, shift) for accumulators of typical magnitude `typical`; occasionally positive shifts.
+void random_requant(Rng& r, size_t channels, bool per_tensor, double typical, std::vector<int32_t>& multiplier,
+                    std::vector<int32_t>& shift) {
+  multiplier.resize(channels);
+  shift.resize(channels);
+  const int base = -static_cast<int>(std::lround(std::log2(std::max(typical, 1.0) / 64.0)));
+  for (size_t c = 0; c < channels; ++c) {
+    if (per_tensor && c > 0) {
+      multiplier[c] = multiplier[0];
+      shift[c] = shift[0];
+      continue;
+    }
+    multiplier[c] = random_multiplier(r);
+    shift[c] = std::clamp(base + r.uniform(-3, 3), -31, 30);
+    if (r.chance(0.03)) shift[c] = r.uniform(-31, 30);  // anything the loader accepts
+  }
+}
+
+// Bias values: typical, absent, or pushing the worst-case accumulator of each channel to the int32 limit.
+std::vector<int32_t> random_bias(Rng& r, const std::vector<int64_t>& worst_case, double typical, bool at_limit) {
+  std::vector<int32_t> bias(worst_case.size());
+  for (size_t c = 0; c < bias.size(); ++c) {
+    const int64_t room = std::numeric_limits<int32_t>::max() - worst_case[c];
+    REQUIRE(room >= 0);
+    if (at_limit) bias[c] = static_cast<int32_t>(r.chance(0.5) ? room : -room);
+    else bias[c] = r.uniform(-static_cast<int32_t>(typical * 2) - 1, static_cast<int32_t>(typical * 2) + 1);
+  }
+  return bias;
+}
+
+// SAME / VALID window arithmetic as TFLite computes it: output size and leading / trailing padding.
+bool window(Rng& r, int32_t in, int32_t filter, int32_t stride, int32_t dilation, int32_t& out, int32_t& before,
+            int32_t& after) {
+  const int32_t effective = (filter - 1) * dilation + 1;
+  if (r.chance(0.5)) {  // SAME
+    out = (in + stride - 1) / stride;
+    const int32_t total = std::max((out - 1) * stride + effective - in, 0);
+    before = total / 2;
+    after = total - before;
+    return true;
+  }
+  if (in < effective) return false;
+  out = (in - effective) / stride + 1;
+  before = after = 0;
+  return true;
+}
+
+// ---- CONV_2D ---------------------------------------------------------------------------------------------------
+
+struct ConvCase {
+  std::vector<uint8_t> input, filter;
+  std::vector<int32_t> bias;
+  Conv2DParams p;
+  size_t out_bytes = 0;
+};
+
+bool random_conv(Rng& r, ConvCase& c, bool u8, bool extreme) {
+  Conv2DParams& p = c.p;
+  p.dtype = u8 ? DType::uint8 : DType::int8;
+  const int32_t groups = !u8 && r.chance(0.15) ? r.uniform(2, 3) : 1;
+  const int32_t cin = r.chance(0.2) ? r.uniform(17, 48) : r.uniform(1, 16);
+  const int32_t cout = r.chance(0.2) ? r.uniform(17, 70) : r.uniform(1, 16);
+  const int32_t fh = r.pick({1, 1, 2, 3, 3, 5}), fw = r.chance(0.8) ? fh : r.pick({1, 2, 3, 4});
+  p.stride_h = r.pick({1, 1, 2, 3});
+  p.stride_w = r.chance(0.8) ? p.stride_h : r.pick({1, 2});
+  p.dilation_h = r.chance(0.85) ? 1 : 2;
+  p.dilation_w = r.chance(0.85) ? 1 : r.pick({1, 2, 3});
+  const int32_t n = r.chance(0.2) ? 2 : 1;
+  const int32_t ih = r.chance(0.1) ? 1 : r.uniform(1, 13), iw = r.chance(0.1) ? 1 : r.uniform(1, 13);
+  int32_t oh, ow;
+  if (!window(r, ih, fh, p.stride_h, p.dilation_h, oh, p.padding.top, p.padding.bottom)) return false;
+  if (!window(r, iw, fw, p.stride_w, p.dilation_w, ow, p.padding.left, p.padding.right)) return false;
+  p.input_shape = {n, ih, iw, cin * groups};
+  p.filter_shape = {cout * groups, fh, fw, cin};
+  p.output_shape = {n, oh, ow, cout * groups};
+  const Quant q = random_quant(r, u8);
+  p.input_offset = q.input_offset;
+  p.filter_offset = q.filter_offset;
+  p.output_offset = q.output_offset;
+  p.act_min = q.act_min;
+  p.act_max = q.act_max;
+  const auto in_n = static_cast<size_t>(p.input_shape.elements());
+  const auto f_n = static_cast<size_t>(p.filter_shape.elements());
+  if (extreme) {  // the largest |value + offset| everywhere
+    const int32_t x = q.input_offset > 0 ? q.lowest() : q.highest();
+    const int32_t w = q.filter_offset >= 0 ? (r.chance(0.5) ? q.lowest() : q.highest()) : q.lowest();
+    c.input.assign(in_n, static_cast<uint8_t>(x));
+    c.filter.assign(f_n, static_cast<uint8_t>(w));
+    for (size_t i = 0; i < f_n; i += 3) c.filter[i] = static_cast<uint8_t>(u8 ? 255 : -128);
+  } else {
+    c.input = u8 ? random_bytes<uint8_t>(r, in_n, 0, 255) : random_bytes<int8_t>(r, in_n, -128, 127);
+    c.filter = u8 ? random_bytes<uint8_t>(r, f_n, 0, 255) : random_bytes<int8_t>(r, f_n, -127, 127);
+  }
+  const int64_t depth = int64_t{fh} * fw * cin;
+  const int64_t max_x = std::max(std::abs(q.lowest() + q.input_offset), std::abs(q.highest() + q.input_offset));
+  std::vector<int64_t> worst(static_cast<size_t>(cout * groups));
+  for (size_t oc = 0; oc < worst.size(); ++oc) {
+    int64_t s = 0;
+    for (int64_t k = 0; k < depth; ++k) {
+      const uint8_t b = c.filter[oc * static_cast<size_t>(depth) + static_cast<size_t>(k)];
+      s += std::abs((u8 ? int32_t{b} : int32_t{static_cast<int8_t>(b)}) + q.filter_offset);
+    }
+    worst[oc] = s * max_x;
+  }
+  const double typical = std::sqrt(static_cast<double>(depth)) * 60.0 * (u8 ? 1.5 : 1.0);
+  random_requant(r, worst.size(), u8, extreme ? static_cast<double>(worst[0]) : typical, p.output_multiplier,
+                 p.output_shift);
+  c.bias = random_bias(r, worst, typical, extreme && r.chance(0.7));
+  p.input = c.input.data();
+  p.filter = c.filter.data();
+  p.bias = r.chance(0.1) && !extreme ? nullptr : c.bias.data();
+  c.out_bytes = static_cast<size_t>(p.output_shape.elements());
+  return true;
+}
+
+void check_conv(Rng& r, bool u8, bool extreme, int cases) {
+  ReferenceKernelBackend ref;
+  int done = 0;
+  while (done < cases) {
+    ConvCase c;
+    if (!random_conv(r, c, u8, extreme)) continue;
+    ++done;
+    const auto want = run(ref, c.p, c.out_bytes);
+    for (SimdLevel level : levels()) {
+      const auto b = make_optimized_kernel_backend(level);
+      int usable = 0;
+      const auto got = run(*b, c.p, c.out_bytes, &usable);
+      const Conv2DParams& p = c.p;
+      INFO("level " << simd_level_name(level) << (u8 ? " uint8" : " int8") << " in " << p.input_shape.n << "x"
+                    << p.input_shape.h << "x" << p.input_shape.w << "x" << p.input_shape.c << " filter "
+                    << p.filter_shape.n << "x" << p.filter_shape.h << "x" << p.filter_shape.w << "x"
+                    << p.filter_shape.c << " stride " << p.stride_h << "," << p.stride_w << " dilation "
+                    << p.dilation_h << "," << p.dilation_w << " pad " << p.padding.top << "," << p.padding.left << ","
+                    << p.padding.bottom << "," << p.padding.right << " offsets " << p.input_offset << ","
+                    << p.filter_offset << "," << p.output_offset << " act " << p.act_min << ".." << p.act_max);
+      CHECK(usable == 1);
+      CHECK_MESSAGE(got == want, "first difference: " << first_difference(got, want));
+    }
+  }
+}
+
+// ---- DEPTHWISE_CONV_2D -----------------------------------------------------------------------------------------
+
+struct DepthwiseCase {
+  std::vector<uint8_t> input, filter;
+  std::vector<int32_t> bias;
+  DepthwiseConv2DParams p;
+  size_t out_bytes = 0;
+};
+
+bool random_depthwise(Rng& r, DepthwiseCase& c, bool u8, bool extreme) {
+  DepthwiseConv2DParams& p = c.p;
+  p.dtype = u8 ? DType::uint8 : DType::int8;
+  p.depth_multiplier = r.pick({1, 1, 1, 2, 3, 8});
+  const int32_t ic = p.depth_multiplier == 8 && r.chance(0.5) ? 1 : (r.chance(0.2) ? r.uniform(17, 70) : r.uniform(1, 16));
+  const int32_t oc = ic * p.depth_multiplier;
+  int32_t fh = r.pick({1, 2, 3, 3, 3, 5}), fw = r.chance(0.8) ? fh : r.pick({1, 2, 3});
+  if (r.chance(0.05)) {  // micro_speech's 10 x 8 filter
+    fh = 10;
+    fw = 8;
+  }
+  p.stride_h = r.pick({1, 1, 2, 3});
+  p.stride_w = r.chance(0.8) ? p.stride_h : r.pick({1, 2});
+  p.dilation_h = r.chance(0.85) ? 1 : 2;
+  p.dilation_w = r.chance(0.85) ? 1 : r.pick({1, 2, 3});
+  const int32_t n = r.chance(0.2) ? 2 : 1;
+  const int32_t ih = r.chance(0.1) ? 1 : r.uniform(1, 16), iw = r.chance(0.1) ? 1 : r.uniform(1, 16);
+  int32_t oh, ow;
+  if (!window(r, ih, fh, p.stride_h, p.dilation_h, oh, p.padding.top, p.padding.bottom)) return false;
+  if (!window(r, iw, fw, p.stride_w, p.dilation_w, ow, p.padding.left, p.padding.right)) return false;
+  p.input_shape = {n, ih, iw, ic};
+  p.filter_shape = {1, fh, fw, oc};
+  p.output_shape = {n, oh, ow, oc};
+  const Quant q = random_quant(r, u8);
+  p.input_offset = q.input_offset;
+  p.filter_offset = q.filter_offset;
+  p.output_offset = q.output_offset;
+  p.act_min = q.act_min;
+  p.act_max = q.act_max;
+  const auto in_n = static_cast<size_t>(p.input_shape.elements());
+  const auto f_n = static_cast<size_t>(p.filter_shape.elements());
+  if (extreme) {
+    const int32_t x = q.input_offset > 0 ? q.lowest() : q.highest();
+    c.input.assign(in_n, static_cast<uint8_t>(x));
+    c.filter.assign(f_n, static_cast<uint8_t>(u8 ? (q.filter_offset == 0 ? 255 : 0) : -128));
+  } else {
+    c.input = u8 ? random_bytes<uint8_t>(r, in_n, 0, 255) : random_bytes<int8_t>(r, in_n, -128, 127);
+    c.filter = u8 ? random_bytes<uint8_t>(r, f_n, 0, 255) : random_bytes<int8_t>(r, f_n, -127, 127);
+  }
+  const int64_t max_x = std::max(std::abs(q.lowest() + q.input_offset), std::abs(q.highest() + q.input_offset));
+  std::vector<int64_t> worst(static_cast<size_t>(oc));
+  for (size_t ch = 0; ch < worst.size(); ++ch) {
+    int64_t s = 0;
+    for (size_t t = 0; t < static_cast<size_t>(fh * fw); ++t) {
+      const uint8_t b = c.filter[t * static_cast<size_t>(oc) + ch];
+      s += std::abs((u8 ? int32_t{b} : int32_t{static_cast<int8_t>(b)}) + q.filter_offset);
+    }
+    worst[ch] = s * max_x;
+  }
+  const double typical = std::sqrt(static_cast<double>(fh * fw)) * 60.0 * (u8 ? 1.5 : 1.0);
+  random_requant(r, worst.size(), u8, extreme ? static_cast<double>(worst[0]) : typical, p.output_multiplier,
+                 p.output_shift);
+  c.bias = random_bias(r, worst, typical, extreme && r.chance(0.7));
+  p.input = c.input.data();
+  p.filter = c.filter.data();
+  p.bias = r.chance(0.1) && !extreme ? nullptr : c.bias.data();
+  c.out_bytes = static_cast<size_t>(p.output_shape.elements());
+  return true;
+}
+
+void check_depthwise(Rng& r, bool u8, bool extreme, int cases) {
+  ReferenceKernelBackend ref;
+  int done = 0;
+  while (done < cases) {
+    DepthwiseCase c;
+    if (!random_depthwise(r, c, u8, extreme)) continue;
+    ++done;
+    const auto want = run(ref, c.p, c.out_bytes);
+    for (SimdLevel level : levels()) {
+      const auto b = make_optimized_kernel_backend(level);
+      int usable = 0;
+      const auto got = run(*b, c.p, c.out_bytes, &usable);
+      const DepthwiseConv2DParams& p = c.p;
+      INFO("level " << simd_level_name(level) << (u8 ? " uint8" : " int8") << " in " << p.input_shape.n << "x"
+                    << p.input_shape.h << "x" << p.input_shape.w << "x" << p.input_shape.c << " filter "
+                    << p.filter_shape.h << "x" << p.filter_shape.w << " multiplier " << p.depth_multiplier
+                    << " stride " << p.stride_h << "," << p.stride_w << " dilation " << p.dilation_h << ","
+                    << p.dilation_w << " pad " << p.padding.top << "," << p.padding.left << "," << p.padding.bottom
+                    << "," << p.padding.right << " offsets " << p.input_offset << "," << p.filter_offset << ","
+                    << p.output_offset);
+      CHECK(usable == 1);
+      CHECK_MESSAGE(got == want, "first difference: " << first_difference(got, want));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("CONV_2D: opt equals ref on random int8 per-channel cases") {
+  Rng r(1);
+  check_conv(r, false, false, 250);
+}
+
+TEST_CASE("CONV_2D: opt equals ref on random uint8 cases with filter and input zero points") {
+  Rng r(2);
+  check_conv(r, true, false, 150);
+}
+
+TEST_CASE("CONV_2D: opt equals ref with extreme values and accumulators at the int32 limit") {
+  Rng r(3);
+  check_conv(r, false, true, 60);
+  check_conv(r, true, true, 60);
+}
+
+TEST_CASE("CONV_2D: many pixels and a deep filter span several im2col tiles") {
+  ReferenceKernelBackend ref;
+  Rng r(4);
+  for (const auto& [n, h, w, cin, f] : std::vector<std::array<int32_t, 5>>{{2, 24, 25, 1, 1}, {1, 14, 14, 40, 5},
+                                                                              {1, 40, 40, 3, 3}, {1, 1, 1, 70, 1}}) {
+    ConvCase c;
+    Conv2DParams& p = c.p;
+    p.input_shape = {n, h, w, cin};
+    p.filter_shape = {19, f, f, cin};
+    p.padding = {f / 2, f / 2, f / 2, f / 2};
+    p.output_shape = {n, h, w, 19};
+    c.input = random_bytes<int8_t>(r, static_cast<size_t>(p.input_shape.elements()), -128, 127);
+    c.filter = random_bytes<int8_t>(r, static_cast<size_t>(p.filter_shape.elements()), -127, 127);
+    random_requant(r, 19, false, std::sqrt(f * f * cin) * 60.0, p.output_multiplier, p.output_shift);
+    c.bias.assign(19, 1000);
+    p.input = c.input.data();
+    p.filter = c.filter.data();
+    p.bias = c.bias.data();
+    p.input_offset = 5;
+    p.act_min = -128;
+    p.act_max = 127;
+    c.out_bytes = static_cast<size_t>(p.output_shape.elements());
+    const auto want = run(ref, p, c.out_bytes);
+    for (SimdLevel level : levels()) {
+      INFO("level " << simd_level_name(level) << " " << n << "x" << h << "x" << w << "x" << cin << " filter " << f);
+      CHECK(run(*make_optimized_kernel_backend(level), p, c.out_bytes) == want);
+    }
+  }
+}
+
+TEST_CASE("DEPTHWISE_CONV_2D: opt equals ref on random int8 cases, multipliers 1, 2, 3, 8") {
+  Rng r(5);
+  check_depthwise(r, false, false, 300);
+}
+
+TEST_CASE("DEPTHWISE_CONV_2D: opt equals ref on random uint8 cases with zero points") {
+  Rng r(6);
+  check_depthwise(r, true, false, 150);
+}
+
+TEST_CASE("DEPTHWISE_CONV_2D: opt equals ref with extreme values and accumulators at the int32 limit") {
+  Rng r(7);
+  check_depthwise(r, false, true, 60);
+  check_depthwise(r, true, true, 60);
+}
+
+TEST_CASE("the optimised kernels read their prepared data (a poisoned block changes the result)") {
+  // Poison the first channel's bias in the prepared block: the optimised path must then differ from the reference,
+  // which proves the comparisons above ran the optimised code, not a fallback to the reference kernel.
+  Rng r(8);
+  ReferenceKernelBackend ref;
+  ConvCase c;
+  while (!random_conv(r, c, false, false)) {
+  }
+  c.p.act_min = -128;
+  c.p.act_max = 127;
+  c.p.bias = c.bias.data();
+  c.p.output_shift.assign(c.p.output_shift.size(), -8);
+  const auto want = run(ref, c.p, c.out_bytes);
+  DepthwiseCase d;
+  while (!random_depthwise(r, d, false, false)) {
+  }
+  d.p.act_min = -128;
+  d.p.act_max = 127;
+  d.p.bias = d.bias.data();
+  d.p.output_shift.assign(d.p.output_shift.size(), -8);
+  const auto want_d = run(ref, d.p, d.out_bytes);
+  // Prepared layouts (conv2d.cpp, depthwise_conv2d.cpp): header, packed weights, then the biases.
+  const size_t conv_depth = static_cast<size_t>(c.p.filter_shape.h * c.p.filter_shape.w * c.p.filter_shape.c);
+  const size_t conv_bias_at = opt::kPreparedHeaderBytes + (conv_depth + conv_depth % 2) * 16 * sizeof(int16_t);
+  const size_t dw_channels = (static_cast<size_t>(d.p.output_shape.c) + 15) / 16 * 16;
+  const size_t dw_pairs = static_cast<size_t>(d.p.filter_shape.h * d.p.filter_shape.w + 1) / 2;
+  const size_t dw_bias_at = opt::kPreparedHeaderBytes + dw_channels / 16 * dw_pairs * 32 * sizeof(int16_t);
+  auto poison_bias = [](size_t at, size_t count) {
+    return [at, count](std::vector<uint8_t>& prepared) {
+      for (size_t i = 0; i < count; ++i) {
+        int32_t v;
+        std::memcpy(&v, prepared.data() + at + 4 * i, 4);
+        v += 1 << 16;
+        std::memcpy(prepared.data() + at + 4 * i, &v, 4);
+      }
+    };
+  };
+  for (SimdLevel level : levels()) {
+    INFO("level " << simd_level_name(level));
+    const auto b = make_optimized_kernel_backend(level);
+    CHECK(run(*b, c.p, c.out_bytes) == want);
+    CHECK(run(*b, c.p, c.out_bytes, nullptr, poison_bias(conv_bias_at, 16)) != want);
+    CHECK(run(*b, d.p, d.out_bytes) == want_d);
+    CHECK(run(*b, d.p, d.out_bytes, nullptr, poison_bias(dw_bias_at, dw_channels)) != want_d);
+  }
+}
+
+TEST_CASE("without usable prepared data the optimised backend computes with the reference kernel") {
+  Rng r(9);
+  ReferenceKernelBackend ref;
+  ConvCase c;
+  while (!random_conv(r, c, false, false)) {
+  }
+  const auto want = run(ref, c.p, c.out_bytes);
+  const auto b = make_optimized_kernel_backend(detect_simd_level());
+  std::vector<uint8_t> out(c.out_bytes);
+  Conv2DParams p = c.p;
+  p.output = out.data();  // no scratch, no prepared data (a caller that skipped prepare)
+  b->conv2d(p);
+  CHECK(out == want);
+  // Prepared data in another level's layout is not used (the reference kernel runs instead).
+  if (detect_simd_level() > SimdLevel::portable) {
+    const auto portable = make_optimized_kernel_backend(SimdLevel::portable);
+    std::vector<uint8_t> foreign(portable->prepared_bytes(OpParams{c.p}));
+    std::vector<uint8_t> scratch(b->scratch_bytes(OpParams{c.p}));
+    portable->prepare(OpParams{c.p}, foreign);
+    Conv2DParams q = c.p;
+    std::vector<uint8_t> out2(c.out_bytes);
+    q.output = out2.data();
+    q.scratch = scratch;
+    q.prepared = foreign;
+    b->conv2d(q);
+    CHECK(out2 == want);
+  }
+  // A negative multiplier is outside the vector requantization's preconditions: prepare marks the block unusable.
+  p.output_multiplier[0] = -5;
+  std::vector<uint8_t> prepared(b->prepared_bytes(OpParams{p}));
+  b->prepare(OpParams{p}, prepared);
+  opt::PreparedHeader h;
+  std::memcpy(&h, prepared.data(), sizeof h);
+  CHECK(h.magic == opt::kPreparedMagic);
+  CHECK(h.usable == 0);
+}
+
+TEST_CASE("a depthwise filter taller than the row cache runs on the reference kernel, without scratch") {
+  Rng r(14);
+  ReferenceKernelBackend ref;
+  DepthwiseCase c;
+  DepthwiseConv2DParams& p = c.p;
+  p.input_shape = {1, 70, 3, 5};
+  p.filter_shape = {1, 66, 1, 5};
+  p.output_shape = {1, 5, 3, 5};
+  c.input = random_bytes<int8_t>(r, static_cast<size_t>(p.input_shape.elements()), -128, 127);
+  c.filter = random_bytes<int8_t>(r, static_cast<size_t>(p.filter_shape.elements()), -127, 127);
+  random_requant(r, 5, false, 600.0, p.output_multiplier, p.output_shift);
+  p.input = c.input.data();
+  p.filter = c.filter.data();
+  p.act_min = -128;
+  p.act_max = 127;
+  const auto want = run(ref, p, 75);
+  for (SimdLevel level : levels()) {
+    const auto b = make_optimized_kernel_backend(level);
+    CHECK(b->scratch_bytes(OpParams{p}) == 0);
+    CHECK(b->prepared_bytes(OpParams{p}) == 0);
+    CHECK(run(*b, p, 75) == want);
+  }
+}
+
+// ---- FULLY_CONNECTED -------------------------------------------------------------------------------------------
+
+TEST_CASE("FULLY_CONNECTED: opt equals ref on random cases (int8 and uint8, odd depths, several batches)") {
+  Rng r(10);
+  ReferenceKernelBackend ref;
+  for (int i = 0; i < 300; ++i) {
+    const bool u8 = r.chance(0.4);
+    const bool extreme = r.chance(0.15);
+    FullyConnectedParams p;
+    p.dtype = u8 ? DType::uint8 : DType::int8;
+    p.batches = r.pick({1, 1, 2, 3});
+    p.accum_depth = r.chance(0.3) ? r.uniform(100, 700) : r.uniform(1, 40);
+    p.output_depth = r.chance(0.2) ? r.uniform(30, 90) : r.uniform(1, 11);
+    const Quant q = random_quant(r, u8);
+    p.input_offset = q.input_offset;
+    p.filter_offset = u8 || r.chance(0.8) ? q.filter_offset : -r.uniform(-20, 20);
+    p.output_offset = q.output_offset;
+    p.act_min = q.act_min;
+    p.act_max = q.act_max;
+    const auto in_n = static_cast<size_t>(p.batches) * static_cast<size_t>(p.accum_depth);
+    const auto w_n = static_cast<size_t>(p.output_depth) * static_cast<size_t>(p.accum_depth);
+    auto input = u8 ? random_bytes<uint8_t>(r, in_n, 0, 255) : random_bytes<int8_t>(r, in_n, -128, 127);
+    auto weights = u8 ? random_bytes<uint8_t>(r, w_n, 0, 255) : random_bytes<int8_t>(r, w_n, -127, 127);
+    if (extreme) {
+      std::fill(input.begin(), input.end(), static_cast<uint8_t>(q.input_offset > 0 ? q.lowest() : q.highest()));
+      std::fill(weights.begin(), weights.end(), static_cast<uint8_t>(u8 ? 0 : -127));
+    }
+    std::vector<int64_t> worst(static_cast<size_t>(p.output_depth));
+    const int64_t max_x = std::max(std::abs(q.lowest() + q.input_offset), std::abs(q.highest() + q.input_offset));
+    for (size_t o = 0; o < worst.size(); ++o) {
+      int64_t s = 0;
+      for (size_t k = 0; k < static_cast<size_t>(p.accum_depth); ++k) {
+        const uint8_t b = weights[o * static_cast<size_t>(p.accum_depth) + k];
+        s += std::abs((u8 ? int32_t{b} : int32_t{static_cast<int8_t>(b)}) + p.filter_offset);
+      }
+      worst[o] = s * max_x;
+    }
+    const double typical = std::sqrt(static_cast<double>(p.accum_depth)) * 60.0;
+    random_requant(r, worst.size(), u8 || r.chance(0.5), extreme ? static_cast<double>(worst[0]) : typical,
+                   p.output_multiplier, p.output_shift);
+    auto bias = random_bias(r, worst, typical, extreme);
+    p.input = input.data();
+    p.weights = weights.data();
+    p.bias = r.chance(0.1) && !extreme ? nullptr : bias.data();
+    const size_t out_bytes = static_cast<size_t>(p.batches) * static_cast<size_t>(p.output_depth);
+    const auto want = run(ref, p, out_bytes);
+    for (SimdLevel level : levels()) {
+      INFO("level " << simd_level_name(level) << (u8 ? " uint8" : " int8") << " batches " << p.batches << " depth "
+                    << p.accum_depth << " outputs " << p.output_depth);
+      const auto got = run(*make_optimized_kernel_backend(level), p, out_bytes);
+      CHECK_MESSAGE(got == want, "first difference: " << first_difference(got, want));
+    }
+  }
+}
+
+// ---- ADD -------------------------------------------------------------------------------------------------------
+
+TEST_CASE("ADD: opt equals ref on random element counts, offsets, scales and clamps; broadcasting too") {
+  Rng r(11);
+  ReferenceKernelBackend ref;
+  for (int i = 0; i < 300; ++i) {
+    const bool u8 = r.chance(0.4);
+    AddParams p;
+    p.dtype = u8 ? DType::uint8 : DType::int8;
+    const bool broadcast = r.chance(0.2);
+    Shape s;
+    s.rank = kMaxRank;
+    s.dims = {1, 1, r.pick({1, 2}), r.uniform(1, 9), r.uniform(1, 9), r.uniform(1, 40)};
+    p.output_shape = p.input1_shape = p.input2_shape = s;
+    if (broadcast) {
+      p.input2_shape.dims[static_cast<size_t>(r.uniform(2, 5))] = 1;
+      if (r.chance(0.5)) std::swap(p.input1_shape, p.input2_shape);
+    }
+    const Quant q1 = random_quant(r, u8), q2 = random_quant(r, u8);
+    p.input1_offset = q1.input_offset;
+    p.input2_offset = q2.input_offset;
+    p.output_offset = q1.output_offset;
+    p.act_min = q1.act_min;
+    p.act_max = q1.act_max;
+    p.left_shift = 20;
+    p.input1_multiplier = random_multiplier(r);
+    p.input2_multiplier = random_multiplier(r);
+    p.output_multiplier = random_multiplier(r);
+    p.input1_shift = r.uniform(-4, 0);
+    p.input2_shift = r.uniform(-4, 0);
+    p.output_shift = r.uniform(-24, -14);
+    auto a = u8 ? random_bytes<uint8_t>(r, static_cast<size_t>(p.input1_shape.elements()), 0, 255)
+                : random_bytes<int8_t>(r, static_cast<size_t>(p.input1_shape.elements()), -128, 127);
+    auto b = u8 ? random_bytes<uint8_t>(r, static_cast<size_t>(p.input2_shape.elements()), 0, 255)
+                : random_bytes<int8_t>(r, static_cast<size_t>(p.input2_shape.elements()), -128, 127);
+    p.input1 = a.data();
+    p.input2 = b.data();
+    const auto out_bytes = static_cast<size_t>(p.output_shape.elements());
+    const auto want = run(ref, p, out_bytes);
+    for (SimdLevel level : levels()) {
+      INFO("level " << simd_level_name(level) << (u8 ? " uint8" : " int8") << " elements " << out_bytes
+                    << (broadcast ? " broadcast" : ""));
+      const auto got = run(*make_optimized_kernel_backend(level), p, out_bytes);
+      CHECK_MESSAGE(got == want, "first difference: " << first_difference(got, want));
+    }
+  }
+}
+
+// ---- MEAN -------------------------------------------------------------------------------------------------------
+
+TEST_CASE("MEAN: opt equals ref on random shapes and axis sets (adjacent or not), int8 / uint8 / float32") {
+  Rng r(15);
+  ReferenceKernelBackend ref;
+  for (int i = 0; i < 300; ++i) {
+    MeanParams p;
+    p.dtype = r.pick({DType::int8, DType::uint8, DType::float32});
+    const int rank = r.uniform(1, 5);
+    p.input_shape.rank = rank;
+    p.output_elements = p.reduced_elements = 1;
+    bool any = false;
+    for (int d = 0; d < rank; ++d) {
+      const auto k = static_cast<size_t>(d);
+      p.input_shape.dims[k] = r.uniform(1, rank > 3 ? 6 : 12);
+      p.reduced[k] = r.chance(0.5);
+      any = any || p.reduced[k];
+    }
+    if (!any) p.reduced[static_cast<size_t>(r.uniform(0, rank - 1))] = true;
+    for (int d = 0; d < rank; ++d)
+      (p.reduced[static_cast<size_t>(d)] ? p.reduced_elements : p.output_elements) *= p.input_shape[d];
+    p.input_zero_point = p.dtype == DType::uint8 ? r.uniform(0, 255) : r.uniform(-128, 127);
+    p.output_zero_point = p.dtype == DType::uint8 ? r.uniform(0, 255) : r.uniform(-128, 127);
+    p.multiplier = random_multiplier(r);
+    p.shift = r.uniform(-12, 2);
+    const auto n = static_cast<size_t>(p.input_shape.elements());
+    std::vector<uint8_t> input;
+    size_t out_bytes = static_cast<size_t>(p.output_elements);
+    if (p.dtype == DType::float32) {
+      input.resize(n * 4);
+      for (size_t k = 0; k < n; ++k) {
+        const float v = static_cast<float>(r.uniform(-1000000, 1000000)) / 997.0f;
+        std::memcpy(input.data() + 4 * k, &v, 4);
+      }
+      out_bytes *= 4;
+    } else {
+      input = random_bytes<uint8_t>(r, n, 0, 255);
+    }
+    p.input = input.data();
+    const auto want = run(ref, p, out_bytes);
+    for (SimdLevel level : levels()) {
+      INFO("level " << simd_level_name(level) << " rank " << rank);
+      CHECK(run(*make_optimized_kernel_backend(level), p, out_bytes) == want);
+    }
+  }
+}
+
+// ---- PAD, TRANSPOSE --------------------------------------------------------------------------------------------
+
+TEST_CASE("PAD: opt equals ref on random ranks, paddings, element sizes and pad values") {
+  Rng r(12);
+  ReferenceKernelBackend ref;
+  for (int i = 0; i < 300; ++i) {
+    PadParams p;
+    p.element_size = r.pick<size_t>({1, 1, 2, 4, 8});
+    const int rank = r.uniform(1, kMaxRank);
+    p.input_shape.rank = p.output_shape.rank = rank;
+    for (int d = 0; d < rank; ++d) {
+      const auto k = static_cast<size_t>(d);
+      p.input_shape.dims[k] = r.uniform(1, rank > 3 ? 4 : 9);
+      p.before[k] = r.chance(0.5) ? 0 : r.uniform(0, 3);
+      p.after[k] = r.chance(0.5) ? 0 : r.uniform(0, 3);
+      p.output_shape.dims[k] = p.before[k] + p.input_shape.dims[k] + p.after[k];
+    }
+    for (auto& v : p.pad_value) v = static_cast<uint8_t>(r.chance(0.5) ? 0 : r.uniform(0, 255));
+    auto input = random_bytes<uint8_t>(r, static_cast<size_t>(p.input_shape.elements()) * p.element_size, 0, 255);
+    p.input = input.data();
+    const size_t out_bytes = static_cast<size_t>(p.output_shape.elements()) * p.element_size;
+    const auto want = run(ref, p, out_bytes);
+    for (SimdLevel level : levels()) {
+      INFO("level " << simd_level_name(level) << " rank " << rank << " element size " << p.element_size);
+      CHECK(run(*make_optimized_kernel_backend(level), p, out_bytes) == want);
+    }
+  }
+}
+
+TEST_CASE("TRANSPOSE: opt equals ref on random ranks, permutations and element sizes") {
+  Rng r(13);
+  ReferenceKernelBackend ref;
+  for (int i = 0; i < 300; ++i) {
+    TransposeParams p;
+    p.element_size = r.pick<size_t>({1, 1, 2, 4, 8});
+    const int rank = r.uniform(1, kMaxRank);
+    p.input_shape.rank = p.output_shape.rank = rank;
+    std::array<int32_t, kMaxRank> perm{0, 1, 2, 3, 4, 5};
+    std::shuffle(perm.begin(), perm.begin() + rank, r.g);
+    for (int d = 0; d < rank; ++d) p.input_shape.dims[static_cast<size_t>(d)] = r.uniform(1, rank > 3 ? 5 : 40);
+    if (r.chance(0.1) && rank == 4) p.input_shape.dims = {1, 3, 30, 30};  // NCHW -> NHWC of an image
+    for (int d = 0; d < rank; ++d) {
+      p.perm[static_cast<size_t>(d)] = perm[static_cast<size_t>(d)];
+      p.output_shape.dims[static_cast<size_t>(d)] = p.input_shape.dims[static_cast<size_t>(perm[static_cast<size_t>(d)])];
+    }
+    auto input = random_bytes<uint8_t>(r, static_cast<size_t>(p.input_shape.elements()) * p.element_size, 0, 255);
+    p.input = input.data();
+    const size_t out_bytes = static_cast<size_t>(p.output_shape.elements()) * p.element_size;
+    const auto want = run(ref, p, out_bytes);
+    for (SimdLevel level : levels()) {
+      INFO("level " << simd_level_name(level) << " rank " << rank << " element size " << p.element_size);
+      CHECK(run(*make_optimized_kernel_backend(level), p, out_bytes) == want);
+    }
+  }
+}
+
+TEST_CASE("the SIMD level: detection, names, and a request above the processor's level is lowered") {
+  CHECK(simd_level_name(SimdLevel::portable) == "portable");
+  CHECK(simd_level_name(SimdLevel::avx2) == "avx2");
+  const auto best = make_optimized_kernel_backend(SimdLevel::avx2);
+  CHECK(best->name() == "opt");
+  CHECK(best->description() == "opt (" + std::string(simd_level_name(detect_simd_level())) + ")");
+  CHECK(make_optimized_kernel_backend(SimdLevel::portable)->description() == "opt (portable)");
+  CHECK(make_kernel_backend("opt")->description() == best->description());
+  CHECK(make_kernel_backend("ref")->name() == "ref");
+  CHECK(make_kernel_backend("fast") == nullptr);
+}
