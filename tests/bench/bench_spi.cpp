@@ -40,35 +40,21 @@ uint64_t xmos_read_bytes(uint64_t n) { return kXmosStatusPoll + 1 + 2 + ((n + 3)
 class CountingLink final : public client::SpiMasterLink {
  public:
   explicit CountingLink(std::unique_ptr<client::SpiMasterLink> inner) : inner_(std::move(inner)), hal_(inner_->hal()) {}
-  aisrv_mcu_hal_t hal() override {
-    aisrv_mcu_hal_t h = hal_;
-    h.ctx = this;
-    h.transfer = [](void* ctx, const uint8_t* tx, uint8_t* rx, size_t len) {
-      auto* self = static_cast<CountingLink*>(ctx);
-      self->bytes += len;
-      return self->hal_.transfer(self->hal_.ctx, tx, rx, len);
-    };
-    h.select = [](void* ctx, int active) {
-      auto* self = static_cast<CountingLink*>(ctx);
-      if (!active) ++self->transactions;
-      return self->hal_.select(self->hal_.ctx, active);
-    };
-    h.delay_us = [](void* ctx, uint32_t us) {
-      auto* self = static_cast<CountingLink*>(ctx);
-      self->hal_.delay_us(self->hal_.ctx, us);
-    };
-    h.now_us = [](void* ctx) {
-      auto* self = static_cast<CountingLink*>(ctx);
-      return self->hal_.now_us(self->hal_.ctx);
-    };
-    return h;
-  }
   uint16_t max_frame() const override { return inner_->max_frame(); }
   std::string describe() const override { return inner_->describe(); }
   uint64_t bytes = 0;
   uint64_t transactions = 0;
 
  private:
+  int collect(const uint8_t* tx, uint8_t* rx, size_t len) override {
+    bytes += len;
+    return hal_.transfer(hal_.ctx, tx, rx, len);
+  }
+  int select(int active) override {
+    if (!active) ++transactions;
+    return hal_.select(hal_.ctx, active);
+  }
+
   std::unique_ptr<client::SpiMasterLink> inner_;
   aisrv_mcu_hal_t hal_;
 };

@@ -49,35 +49,19 @@ class FaultyLink final : public client::SpiMasterLink {
   // Called before each transaction with its number (1, 2, ...).
   std::function<void(unsigned)> before_transaction;
 
-  aisrv_mcu_hal_t hal() override {
-    aisrv_mcu_hal_t h = inner_hal_;
-    h.ctx = this;
-    h.transfer = [](void* ctx, const uint8_t* tx, uint8_t* rx, size_t len) {
-      auto* self = static_cast<FaultyLink*>(ctx);
-      const size_t at = self->out_.size();
-      self->out_.resize(at + len, static_cast<uint8_t>(AISRV_SPI_FILLER));
-      if (tx) std::memcpy(self->out_.data() + at, tx, len);
-      self->pieces_.push_back({rx, len});
-      return 0;
-    };
-    h.select = [](void* ctx, int active) { return static_cast<FaultyLink*>(ctx)->select(active); };
-    h.delay_us = [](void* ctx, uint32_t us) {
-      auto* self = static_cast<FaultyLink*>(ctx);
-      self->inner_hal_.delay_us(self->inner_hal_.ctx, us);
-    };
-    h.now_us = nullptr;
-    if (inner_hal_.now_us)
-      h.now_us = [](void* ctx) {
-        auto* self = static_cast<FaultyLink*>(ctx);
-        return self->inner_hal_.now_us(self->inner_hal_.ctx);
-      };
-    h.wait_ready = nullptr;
-    return h;
-  }
   uint16_t max_frame() const override { return inner_->max_frame(); }
   std::string describe() const override { return "faulty(" + inner_->describe() + ")"; }
 
  private:
+  // The HAL's transfer: the bytes of this CS window, clocked (and damaged) when CS is released.
+  int collect(const uint8_t* tx, uint8_t* rx, size_t len) override {
+    const size_t at = out_.size();
+    out_.resize(at + len, static_cast<uint8_t>(AISRV_SPI_FILLER));
+    if (tx) std::memcpy(out_.data() + at, tx, len);
+    pieces_.push_back({rx, len});
+    return 0;
+  }
+
   // One transaction on the inner link.
   std::vector<uint8_t> clock(const std::vector<uint8_t>& mosi) {
     std::vector<uint8_t> miso(mosi.size(), AISRV_SPI_FILLER);
@@ -87,7 +71,7 @@ class FaultyLink final : public client::SpiMasterLink {
     return miso;
   }
 
-  int select(int active) {
+  int select(int active) override {
     if (active) {
       out_.clear();
       pieces_.clear();

@@ -3,6 +3,7 @@
 
 #include <boost/asio.hpp>
 
+#include <limits>
 #include <optional>
 #include <variant>
 
@@ -11,6 +12,14 @@
 namespace aisrv::client {
 
 namespace asio = boost::asio;
+
+namespace {
+// "All of it, in as few system calls as the kernel allows": Asio's transfer_all caps each read/write at 64 KiB, which
+// turns a 1 MiB tensor into 16+ system calls and event-loop rounds.
+constexpr auto kWholeBuffers = [](const boost::system::error_code& ec, size_t) -> size_t {
+  return ec ? 0 : std::numeric_limits<size_t>::max();
+};
+}  // namespace
 
 class SocketTransport::Impl {
  public:
@@ -82,7 +91,7 @@ class SocketTransport::Impl {
     std::optional<Error> framing_error;
     response.clear();
 
-    asio::async_write(s, out, [&](auto ec, size_t) {
+    asio::async_write(s, out, kWholeBuffers, [&](auto ec, size_t) {
       write_ec = ec;
       wrote = true;
     });
@@ -100,7 +109,7 @@ class SocketTransport::Impl {
       }
       response.status = p->status;
       response.payload.resize(p->length);
-      asio::async_read(s, asio::buffer(response.payload), [&](auto ec2, size_t) {
+      asio::async_read(s, asio::buffer(response.payload), kWholeBuffers, [&](auto ec2, size_t) {
         read_ec = ec2;
         read = true;
       });

@@ -34,27 +34,11 @@ class SimMaster final : public SpiMasterLink {
     return true;
   }
 
-  aisrv_mcu_hal_t hal() override {
-    aisrv_mcu_hal_t h{};
-    h.ctx = this;
-    h.transfer = [](void* ctx, const uint8_t* tx, uint8_t* rx, size_t len) {
-      return static_cast<SimMaster*>(ctx)->collect(tx, rx, len);
-    };
-    h.select = [](void* ctx, int active) { return static_cast<SimMaster*>(ctx)->select(active); };
-    h.delay_us = [](void*, uint32_t us) { std::this_thread::sleep_for(std::chrono::microseconds(us)); };
-    h.now_us = [](void*) {
-      return static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                       std::chrono::steady_clock::now().time_since_epoch())
-                                       .count());
-    };
-    return h;
-  }
-
   uint16_t max_frame() const override { return AISRV_SPI_MAX_FRAME; }
   std::string describe() const override { return "spi-sim:" + path_; }
 
  private:
-  int collect(const uint8_t* tx, uint8_t* rx, size_t len) {
+  int collect(const uint8_t* tx, uint8_t* rx, size_t len) override {
     const size_t at = out_.size();
     out_.resize(at + len, static_cast<uint8_t>(AISRV_SPI_FILLER));
     if (tx) std::memcpy(out_.data() + at, tx, len);
@@ -62,7 +46,7 @@ class SimMaster final : public SpiMasterLink {
     return 0;
   }
 
-  int select(int active) {
+  int select(int active) override {
     if (active) {
       out_.assign(4, 0);  // room for the length prefix
       pieces_.clear();

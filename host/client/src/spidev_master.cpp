@@ -59,27 +59,11 @@ class SpidevMaster final : public SpiMasterLink {
     return ok();
   }
 
-  aisrv_mcu_hal_t hal() override {
-    aisrv_mcu_hal_t h{};
-    h.ctx = this;
-    h.transfer = [](void* ctx, const uint8_t* tx, uint8_t* rx, size_t len) {
-      return static_cast<SpidevMaster*>(ctx)->collect(tx, rx, len);
-    };
-    h.select = [](void* ctx, int active) { return static_cast<SpidevMaster*>(ctx)->select(active); };
-    h.delay_us = [](void*, uint32_t us) { std::this_thread::sleep_for(std::chrono::microseconds(us)); };
-    h.now_us = [](void*) {
-      return static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                       std::chrono::steady_clock::now().time_since_epoch())
-                                       .count());
-    };
-    return h;
-  }
-
   uint16_t max_frame() const override { return max_frame_; }
   std::string describe() const override { return fmt::format("spi:{}:{}", device_, hz_); }
 
  private:
-  int collect(const uint8_t* tx, uint8_t* rx, size_t len) {
+  int collect(const uint8_t* tx, uint8_t* rx, size_t len) override {
     const size_t at = out_.size();
     out_.resize(at + len, static_cast<uint8_t>(AISRV_SPI_FILLER));
     if (tx) std::memcpy(out_.data() + at, tx, len);
@@ -87,7 +71,7 @@ class SpidevMaster final : public SpiMasterLink {
     return 0;
   }
 
-  int select(int active) {
+  int select(int active) override {
     if (active) {
       out_.clear();
       pieces_.clear();

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <memory>
 
 #include "aisrv/protocol/stream_framing.hpp"
@@ -28,6 +29,14 @@ struct SessionHost {
 inline constexpr size_t kPayloadChunk = 1 << 20;
 // Receive buffers above this are released after their request.
 inline constexpr size_t kKeepBuffer = 4 << 20;
+
+// Completion condition "all of it, in as few system calls as the kernel allows": Asio's transfer_all caps each
+// read/write at 64 KiB, which turns a 1 MiB tensor into 16+ system calls and handler rounds.
+struct TransferAllUnbounded {
+  size_t operator()(const boost::system::error_code& ec, size_t) const {
+    return ec ? 0 : std::numeric_limits<size_t>::max();
+  }
+};
 
 template <typename Socket>
 class Session : public std::enable_shared_from_this<Session<Socket>> {
@@ -85,7 +94,7 @@ class Session : public std::enable_shared_from_this<Session<Socket>> {
     if (received_ == expected_) return submit();
     const size_t chunk = std::min<size_t>(expected_ - received_, kPayloadChunk);
     if (payload_.size() < received_ + chunk) payload_.resize(received_ + chunk);
-    boost::asio::async_read(socket_, boost::asio::buffer(payload_.data() + received_, chunk),
+    boost::asio::async_read(socket_, boost::asio::buffer(payload_.data() + received_, chunk), TransferAllUnbounded{},
                             boost::asio::bind_executor(strand_, [self = this->shared_from_this()](auto ec, size_t n) {
                               if (ec) return self->finish(ec);
                               self->received_ += n;
@@ -116,7 +125,7 @@ class Session : public std::enable_shared_from_this<Session<Socket>> {
                                                             static_cast<uint32_t>(response_.payload.size()));
     std::array<boost::asio::const_buffer, 2> buffers{boost::asio::buffer(out_prefix_),
                                                      boost::asio::buffer(response_.payload)};
-    boost::asio::async_write(socket_, buffers,
+    boost::asio::async_write(socket_, buffers, TransferAllUnbounded{},
                              boost::asio::bind_executor(strand_, [self = this->shared_from_this(), then_close](
                                                                      auto ec, size_t) {
                                if (ec) return self->finish(ec);

@@ -18,11 +18,18 @@ namespace aisrv::client {
 class SpiMasterLink {
  public:
   virtual ~SpiMasterLink() = default;
-  // The HAL for aisrv_mcu_init(); valid while this object lives.
-  virtual aisrv_mcu_hal_t hal() = 0;
+  // The HAL for aisrv_mcu_init() (transfer → collect, select → select, delays and time from the OS); valid while
+  // this object lives.
+  aisrv_mcu_hal_t hal();
   // Largest transaction this master can clock (spidev: the driver's bufsiz).
   virtual uint16_t max_frame() const = 0;
   virtual std::string describe() const = 0;
+
+ protected:
+  // The HAL's transfer and chip select (0 = ok, as aisrv_mcu_hal_t says): bytes of a CS window are collected and
+  // clocked when CS is released.
+  virtual int collect(const uint8_t* tx, uint8_t* rx, size_t len) = 0;
+  virtual int select(int active) = 0;
 };
 
 // spi:/dev/spidevB.C[:HZ] — HZ defaults to 1 MHz; mode 0, 8 bits. Errc::not_found when the device is missing,

@@ -21,7 +21,7 @@ class Server;
 namespace aisrv::phy {
 
 struct SocketServerOptions {
-  size_t io_threads = 2;        // threads running the Asio event loop
+  size_t io_threads = 1;        // threads running the Asio event loop (aisrvd --io-threads; 1 is the lowest latency)
   size_t max_connections = 256; // further clients are accepted and closed at once (logged)
   std::shared_ptr<spdlog::logger> logger;  // connection events (may be null)
 };
