@@ -2,7 +2,6 @@
 // or uint8 activations with per-tensor asymmetric uint8 weights (legacy quantized models); int32 bias; grouped
 // convolution when the filter has fewer input channels than the input.
 #include "conv_common.hpp"
-#include "../quant_math.hpp"
 
 namespace aisrv::engine::cpu {
 
@@ -30,46 +29,7 @@ Result<OpParams> prepare_conv_2d(const PrepareContext& ctx) {
   if (os.c != fs.n) return ctx.error("output has {} channels but the filter {}", os.c, fs.n);
   if (os.c % groups != 0) return ctx.error("{} output channels do not split into {} groups", os.c, groups);
 
-  p.stride_h = opt.stride_h;
-  p.stride_w = opt.stride_w;
-  p.dilation_h = opt.dilation_h;
-  p.dilation_w = opt.dilation_w;
-  const int32_t oh = AISRV_TRY(window_output_size(ctx, opt.padding, is.h, fs.h, p.stride_h, p.dilation_h, "height"));
-  const int32_t ow = AISRV_TRY(window_output_size(ctx, opt.padding, is.w, fs.w, p.stride_w, p.dilation_w, "width"));
-  if (oh != os.h || ow != os.w)
-    return ctx.error("output is {}x{} but the window arithmetic gives {}x{}", os.h, os.w, oh, ow);
-  const AxisPadding ph = window_padding(is.h, fs.h, oh, p.stride_h, p.dilation_h);
-  const AxisPadding pw = window_padding(is.w, fs.w, ow, p.stride_w, p.dilation_w);
-  p.padding = Padding2D{ph.before, pw.before, ph.after, pw.after};
-
-  const float in_scale = AISRV_TRY(ctx.scale(in, "input"));
-  const float out_scale = AISRV_TRY(ctx.scale(out, "output"));
-  const int32_t in_zp = AISRV_TRY(ctx.zero_point(in, "input"));
-  const int32_t out_zp = AISRV_TRY(ctx.zero_point(out, "output"));
-  if (!filter.quant.present()) return ctx.error("filter '{}' is not quantized", filter.name);
-  const size_t nscales = filter.quant.scale.size();
-  int32_t filter_zp = 0;
-  ChannelRequant rq;
-  if (in.type == DType::int8) {
-    if (nscales != 1 && !(nscales == static_cast<size_t>(os.c) && filter.quant.axis == 0))
-      return ctx.error("filter has {} scales along dimension {}; expected 1 or {} along dimension 0", nscales,
-                       filter.quant.axis, os.c);
-    for (int64_t zp : filter.quant.zero_point)
-      if (zp != 0) return ctx.error("int8 filter zero point {} is not 0 (weights must be symmetric)", zp);
-    rq = AISRV_TRY(per_channel_requant(ctx, in_scale, filter.quant.scale, out_scale, os.c));
-  } else {
-    if (nscales != 1) return ctx.error("uint8 filter has {} scales; only per-tensor is supported", nscales);
-    filter_zp = AISRV_TRY(ctx.zero_point(filter, "filter"));
-    rq = AISRV_TRY(legacy_requant(ctx, in_scale, filter.quant.scale[0], ctx.optional_input(2), out_scale, os.c));
-  }
-  p.output_multiplier = std::move(rq.multiplier);
-  p.output_shift = std::move(rq.shift);
-  p.input_offset = -in_zp;
-  p.filter_offset = -filter_zp;
-  p.output_offset = out_zp;
-  const ActivationRange act = AISRV_TRY(activation_range(opt.activation, out.type, out_scale, out_zp));
-  p.act_min = act.min;
-  p.act_max = act.max;
+  AISRV_TRY(prepare_conv_window_and_quantization(ctx, opt, /*scale_axis=*/0, p));
 
   p.bias = AISRV_TRY(bias_data(ctx, 2, os.c));
   const int64_t taps = int64_t{fs.h} * fs.w * fs.c;

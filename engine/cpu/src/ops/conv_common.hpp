@@ -45,6 +45,15 @@ Result<void> check_accumulator_bound(const PrepareContext& ctx, const TensorSpec
                                      int64_t channels, int64_t taps, int64_t channel_stride, int64_t tap_stride,
                                      int64_t max_input, const int32_t* bias);
 
+// What CONV_2D and DEPTHWISE_CONV_2D share once their shapes are checked (input 0, filter 1, bias 2, output 0):
+// strides and dilations, the output size checked against the window arithmetic, the padding, and the quantization —
+// int8: symmetric weights with one scale or one per output channel along dimension `scale_axis`; uint8: per-tensor
+// weights with their zero point — as multipliers, shifts, offsets and the activation clamp. Instantiated for
+// (Conv2DParams, Conv2DOptions) and (DepthwiseConv2DParams, DepthwiseConv2DOptions).
+template <typename Params, typename Options>
+Result<void> prepare_conv_window_and_quantization(const PrepareContext& ctx, const Options& opt, int32_t scale_axis,
+                                                  Params& p);
+
 // The int32 bias of `channels` entries at input position `input` (aligned constant memory); null when absent.
 Result<const int32_t*> bias_data(const PrepareContext& ctx, size_t input, int32_t channels);
 
