@@ -17,6 +17,7 @@ namespace aisrv::flash {
 namespace {
 
 constexpr size_t kFillChunk = 1024 * 1024;
+constexpr size_t kWriteBehindMin = 256 * 1024;
 
 Error sys_error(Errc code, const char* what, const std::filesystem::path& path) {
   return make_error(code, "{} {}: {}", what, path.string(), std::strerror(errno));
@@ -166,7 +167,13 @@ Status FileFlash::do_program(uint64_t offset, std::span<const uint8_t> data) {
     if (offset <= b * eb && end >= (b + 1) * eb) pending_erase_[b] = false;
     else AISRV_TRY(write_erased(b));
   }
-  return write_all(offset, data, "program");
+  AISRV_TRY(write_all(offset, data, "program"));
+  // Write-behind: start writing large programs back now, so the next sync() waits for less (the store hashes and
+  // programs the next piece meanwhile). Only a hint; sync() remains the barrier. Errors surface there.
+  if (data.size() >= kWriteBehindMin)
+    (void)::sync_file_range(fd_, static_cast<off_t>(offset), static_cast<off_t>(data.size()),
+                            SYNC_FILE_RANGE_WRITE);
+  return ok();
 }
 
 Status FileFlash::do_erase(uint64_t offset, uint64_t length) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "beside.hpp"
 #include "journal.hpp"
 
 namespace aisrv::flash {
@@ -49,6 +50,7 @@ constexpr size_t kStageBytes = 256 * 1024;
 constexpr size_t kReadChunk = 256 * 1024;
 constexpr size_t kDirectMin = 64 * 1024;     // aligned stretches this long are programmed from the caller's buffer
 constexpr size_t kDirectPiece = 1024 * 1024; // ... in pieces of at most this (blocks are prepared piece by piece)
+constexpr size_t kHashBesideMin = 512 * 1024; // chunks this long are hashed on a second thread while programmed
 
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -178,15 +180,27 @@ Result<const Slot*> ModelStore::active_slot(uint32_t client) const {
   return &n->record.slots[n->record.active];
 }
 
-Status ModelStore::verify_slot(uint32_t client, const Slot& s) {
-  std::vector<uint8_t> buf(kReadChunk);
+namespace {
+
+// Where a slot's segments are on the device: the model segment's length prefix checked, and a view of each
+// segment's bytes when the device offers one.
+struct SegmentSource {
+  uint64_t at = 0;
+  uint64_t length = 0;
+  std::span<const uint8_t> view;  // empty: read through the device
+  bool present = false;
+};
+using SlotSources = std::array<SegmentSource, kSegmentKinds>;
+
+Result<SlotSources> locate_slot(FlashDevice& dev, uint32_t client, const Slot& s) {
+  SlotSources src;
   for (size_t k = 0; k < kSegmentKinds; ++k) {
     const Segment& seg = s.segments[k];
     if (k != 0 && seg.length == 0) continue;
     uint64_t at = s.extent_offset + seg.offset;
     if (k == 0) {
       uint8_t prefix[4];
-      AISRV_TRY(dev_->read(at, prefix));
+      AISRV_TRY(dev.read(at, prefix));
       const uint32_t len = uint32_t{prefix[0]} | uint32_t{prefix[1]} << 8 | uint32_t{prefix[2]} << 16 |
                            uint32_t{prefix[3]} << 24;
       if (len != seg.length)
@@ -196,27 +210,53 @@ Status ModelStore::verify_slot(uint32_t client, const Slot& s) {
                           client, s.name, len, seg.length);
       at += format::kModelPrefixBytes;
     }
+    src[k] = SegmentSource{at, seg.length, seg.length ? dev.view(at, seg.length) : std::span<const uint8_t>{}, true};
+  }
+  return src;
+}
+
+bool all_viewed(const SlotSources& src) {
+  return std::all_of(src.begin(), src.end(),
+                     [](const SegmentSource& g) { return !g.present || g.length == 0 || !g.view.empty(); });
+}
+
+// Hashes every located segment and compares it with the catalogue. Touches the device only for segments without a
+// view, so with all_viewed() it may run beside other device calls.
+Status hash_slot(FlashDevice& dev, uint32_t client, const Slot& s, const SlotSources& src) {
+  std::vector<uint8_t> buf;
+  for (size_t k = 0; k < kSegmentKinds; ++k) {
+    const SegmentSource& g = src[k];
+    if (!g.present) continue;
     uint64_t h = 0;
-    if (const auto v = dev_->view(at, seg.length); !v.empty()) {
-      h = XXH64(v.data(), v.size(), 0);
+    if (!g.view.empty() || g.length == 0) {
+      h = XXH64(g.view.data(), g.view.size(), 0);
     } else {
+      buf.resize(kReadChunk);
       detail::XxhState st(XXH64_createState());
       XXH64_reset(st.get(), 0);
-      for (uint64_t done = 0; done < seg.length;) {
-        const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), seg.length - done));
-        AISRV_TRY(dev_->read(at + done, std::span(buf.data(), n)));
+      for (uint64_t done = 0; done < g.length;) {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), g.length - done));
+        AISRV_TRY(dev.read(g.at + done, std::span(buf.data(), n)));
         XXH64_update(st.get(), buf.data(), n);
         done += n;
       }
       h = XXH64_digest(st.get());
     }
-    if (h != seg.hash)
+    const uint64_t want = s.segments[k].hash;
+    if (h != want)
       return make_error(Errc::flash_error,
                         "engine {} '{}': {} segment xxh64 mismatch (catalogue 0x{:016x}, flash 0x{:016x}): stored "
                         "data is corrupt",
-                        client, s.name, segment_kind_name(static_cast<SegmentKind>(k)), seg.hash, h);
+                        client, s.name, segment_kind_name(static_cast<SegmentKind>(k)), want, h);
   }
   return ok();
+}
+
+}  // namespace
+
+Status ModelStore::verify_slot(uint32_t client, const Slot& s) {
+  const auto src = AISRV_TRY(locate_slot(*dev_, client, s));
+  return hash_slot(*dev_, client, s, src);
 }
 
 Status ModelStore::verify(uint32_t client, std::optional<uint8_t> slot) {
@@ -247,18 +287,31 @@ Result<std::vector<uint8_t>> ModelStore::read_model(uint32_t client) {
                       client, s->name, len, seg.length);
   std::vector<uint8_t> out(seg.length);
   const uint64_t at = s->extent_offset + seg.offset + format::kModelPrefixBytes;
-  // Read (or copy from the device's view) and hash piece by piece while each piece is still in the cache.
-  detail::XxhState st(XXH64_createState());
-  XXH64_reset(st.get(), 0);
+  uint64_t h = 0;
   const auto view = dev_->view(at, out.size());
-  for (uint64_t done = 0; done < out.size();) {
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(kReadChunk, out.size() - done));
-    if (!view.empty()) std::memcpy(out.data() + done, view.data() + done, n);
-    else AISRV_TRY(dev_->read(at + done, std::span(out.data() + done, n)));
-    XXH64_update(st.get(), out.data() + done, n);
-    done += n;
+  if (!view.empty()) {
+    // Copy from the device's view; a large model is hashed on a second thread meanwhile (the same bytes: nothing
+    // programs while the lock is held).
+    if (view.size() >= kHashBesideMin) {
+      auto hashing = detail::run_beside([view] { return XXH64(view.data(), view.size(), 0); });
+      std::memcpy(out.data(), view.data(), view.size());
+      h = hashing.get();
+    } else {
+      std::memcpy(out.data(), view.data(), view.size());
+      h = XXH64(out.data(), out.size(), 0);
+    }
+  } else {
+    // Read and hash piece by piece while each piece is still in the cache.
+    detail::XxhState st(XXH64_createState());
+    XXH64_reset(st.get(), 0);
+    for (uint64_t done = 0; done < out.size();) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(kReadChunk, out.size() - done));
+      AISRV_TRY(dev_->read(at + done, std::span(out.data() + done, n)));
+      XXH64_update(st.get(), out.data() + done, n);
+      done += n;
+    }
+    h = XXH64_digest(st.get());
   }
-  const uint64_t h = XXH64_digest(st.get());
   if (h != seg.hash)
     return make_error(Errc::flash_error,
                       "engine {} model '{}': xxh64 mismatch (catalogue 0x{:016x}, flash 0x{:016x}): stored model is "
@@ -457,7 +510,14 @@ Status ModelStore::write_chunk(uint32_t client, SegmentKind kind, uint64_t offse
   if (bytes.size() > size - offset)
     return make_error(Errc::bad_length, "chunk of {} bytes at offset {} overruns the {} segment of {} bytes",
                       bytes.size(), offset, segment_kind_name(kind), size);
-  XXH64_update(p.hashes[k].get(), bytes.data(), bytes.size());
+  // The hash of what arrived: a large chunk is hashed on a second thread while it is programmed (both only read
+  // `bytes`; the future joins before this function returns, on every path).
+  XXH64_state_t* arrival = p.hashes[k].get();
+  std::future<void> hashing;
+  if (bytes.size() >= kHashBesideMin)
+    hashing = detail::run_beside([arrival, bytes] { XXH64_update(arrival, bytes.data(), bytes.size()); });
+  else
+    XXH64_update(arrival, bytes.data(), bytes.size());
   if (k == 0)
     while (p.head_len < p.head.size() && p.head_len < offset + bytes.size()) {
       if (p.head_len >= offset) p.head[p.head_len] = bytes[p.head_len - offset];
@@ -504,6 +564,7 @@ Status ModelStore::write_chunk(uint32_t client, SegmentKind kind, uint64_t offse
     pos += n;
     done += n;
   }
+  if (hashing.valid()) hashing.get();
   p.offset += bytes.size();
   p.written += bytes.size();
   return ok();
@@ -547,7 +608,6 @@ Result<CatalogueEntry> ModelStore::commit_locked(uint32_t client) {
                       p.total);
   AISRV_TRY(flush_stage(p));
   AISRV_TRY(prepare_blocks(p, p.extent_length));  // every block of the extent ends up erased or programmed
-  AISRV_TRY(dev_->sync());
 
   Slot slot;
   slot.extent_offset = p.extent_offset;
@@ -566,10 +626,26 @@ Result<CatalogueEntry> ModelStore::commit_locked(uint32_t client) {
   if (p.info.expected_format != ModelFormat::unknown && p.info.expected_format != slot.format)
     return make_error(Errc::model_error, "engine {}: the sender announced a {} model but the bytes are {}", client,
                       model_format_name(p.info.expected_format), model_format_name(slot.format));
-  // Read the new slot back from flash: what a later read will see must hash to what was received.
-  if (auto v = verify_slot(client, slot); !v)
+  // Read the new slot back: what a later read will see must hash to what was received, and the slot's bytes must be
+  // durable before the record that makes them active is written. A read returns the programmed bytes before and
+  // after the barrier alike, so when the device offers views the hashing runs beside the barrier.
+  const auto located = locate_slot(*dev_, client, slot);
+  if (!located)
     return make_error(Errc::flash_error, "verification of the new slot failed, the old model stays active: {}",
-                      v.error().message);
+                      located.error().message);
+  Status verified = ok();
+  if (all_viewed(*located)) {
+    auto hashing = detail::run_beside([&] { return hash_slot(*dev_, client, slot, *located); });
+    Status synced = dev_->sync();
+    verified = hashing.get();
+    AISRV_TRY(synced);
+  } else {
+    AISRV_TRY(dev_->sync());
+    verified = hash_slot(*dev_, client, slot, *located);
+  }
+  if (!verified)
+    return make_error(Errc::flash_error, "verification of the new slot failed, the old model stays active: {}",
+                      verified.error().message);
 
   auto rec = AISRV_TRY(current_record(client));
   if (rec.active == p.slot)

@@ -2,6 +2,13 @@
 // (READ_MODEL / READ_PARAMETERS), erase, allocation when space runs out, journal compaction, argument checks.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "aisrv/flash/file_device.hpp"
 #include "aisrv/flash/format.hpp"
 #include "aisrv/flash/store.hpp"
 #include "flash_test_util.hpp"
@@ -309,4 +316,74 @@ TEST_CASE("write granularity 16: records and segments aligned, everything readab
   for (uint32_t c = 0; c < 8; ++c) REQUIRE(store->write_model(c, "m", test::make_model(1000 + c * 13, c)).ok());
   auto reopened = test::open_store(dev);
   for (uint32_t c = 0; c < 8; ++c) CHECK(*reopened->read_model(c) == test::make_model(1000 + c * 13, c));
+}
+
+// On a file image the store hashes large chunks on a second thread while it programs them, hashes the new slot
+// (through the image's memory view) beside the durability barrier, and hashes READ_MODEL's bytes beside the copy;
+// the outcome must be the same as in sequence, corruption included.
+namespace {
+
+// Changes one byte of the image through a second descriptor (the image lock is advisory): the first occurrence of
+// `needle` gets bit 4 flipped. The store cannot know: only its hashes can tell.
+void corrupt_behind_the_store(const std::filesystem::path& image, std::span<const uint8_t> needle) {
+  const int fd = ::open(image.c_str(), O_RDWR | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  std::vector<uint8_t> bytes(std::filesystem::file_size(image));
+  REQUIRE(::pread(fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size()));
+  const auto at = std::search(bytes.begin(), bytes.end(), needle.begin(), needle.end());
+  REQUIRE(at != bytes.end());
+  const uint8_t flipped = static_cast<uint8_t>(*at ^ 0x10);
+  REQUIRE(::pwrite(fd, &flipped, 1, at - bytes.begin()) == 1);
+  ::close(fd);
+}
+
+}  // namespace
+
+TEST_CASE("file image: large models hashed beside programming, the barrier and the read; corruption detected") {
+  test::TempPath tmp("beside");
+  auto dev = FileFlash::create(tmp.path(), {16 * 1024 * 1024, 64 * 1024, 1});
+  REQUIRE(dev.ok());
+  auto store = test::format_store(**dev, 2);
+  const auto model = test::make_model(3 * 1024 * 1024 + 123, 41);  // chunks >= 512 KiB: arrival hash beside
+  const auto params = test::make_model(700 * 1024, 42, "raw");
+  const auto inside_model = std::span(model).subspan(4096, 64);
+
+  SUBCASE("whole model in one call, read back, reopened from the file; a later flip fails READ_MODEL") {
+    auto e = store->write_model(0, "big", model, params);
+    REQUIRE_MESSAGE(e.ok(), e.error().what());
+    CHECK(e->active_slot()->model_hash() == format::xxh64(model));
+    CHECK(*store->read_model(0) == model);
+    store.reset();
+    dev->reset();
+    auto again = FileFlash::open(tmp.path(), 64 * 1024u, 1u, false);
+    REQUIRE(again.ok());
+    auto reopened = test::open_store(**again);
+    CHECK(*reopened->read_model(0) == model);
+    CHECK(*reopened->read_parameters(0, 0, params.size()) == params);
+    CHECK(reopened->verify(0).ok());
+    corrupt_behind_the_store(tmp.path(), inside_model);
+    auto bad = reopened->read_model(0);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().message.find("xxh64 mismatch") != std::string::npos);
+  }
+
+  SUBCASE("bytes changed on the medium after programming: commit refuses, the old model stays") {
+    REQUIRE(store->write_model(0, "old", params).ok());
+    UpdateInfo info;
+    info.name = "new";
+    info.sizes[0] = model.size();
+    REQUIRE(store->begin_update(0, info).ok());
+    for (size_t off = 0; off < model.size(); off += 1024 * 1024) {
+      const size_t n = std::min<size_t>(1024 * 1024, model.size() - off);
+      REQUIRE(store->write_chunk(0, SegmentKind::model, off, std::span(model).subspan(off, n)).ok());
+    }
+    corrupt_behind_the_store(tmp.path(), inside_model);
+    auto c = store->commit_update(0);
+    REQUIRE_FALSE(c.ok());
+    CHECK(c.error().code == Errc::flash_error);
+    CHECK(c.error().message.find("verification of the new slot failed") != std::string::npos);
+    CHECK(c.error().message.find("xxh64 mismatch") != std::string::npos);
+    CHECK(*store->read_model(0) == params);
+    CHECK(store->entry(0)->active_slot()->name == "old");
+  }
 }

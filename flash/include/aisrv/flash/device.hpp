@@ -59,7 +59,9 @@ class FlashDevice {
   Status sync() { return do_sync(); }
 
   // Zero-copy read when the device can offer one (a memory mapping of a file image): a view of the bytes, valid
-  // until the next program/erase/sync; empty when the device cannot (then use read()). Range-checked.
+  // until the next program or erase; empty when the device cannot (then use read()). Range-checked. sync() leaves
+  // the viewed bytes alone, so a view may be read on another thread while sync() runs (the store hashes a new slot
+  // beside the barrier); no other call may run concurrently with anything.
   std::span<const uint8_t> view(uint64_t offset, uint64_t length);
 
   // True when the range reads as erased (all 0xFF). Reads in pieces; a read error is returned as such.
