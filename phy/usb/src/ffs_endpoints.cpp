@@ -227,16 +227,30 @@ IoResult FunctionFsEndpoints::classify(int err, const char* what) {
   return r;
 }
 
-IoResult FunctionFsEndpoints::receive(std::span<uint8_t> buffer, const OnData& on_data) {
+IoResult FunctionFsEndpoints::receive(ReceiveParts parts) {
+  // One readv() per request of at most chunk_ bytes, its iovecs covering the parts' window [total, total + len).
+  if (parts.size() > kMaxReceiveParts)
+    return IoResult{Io::failed, 0, false, fmt::format("read ep1: {} receive parts (at most {})", parts.size(),
+                                                      kMaxReceiveParts)};
+  const size_t capacity = total_size(parts);
   size_t total = 0;
-  while (total < buffer.size()) {
-    const size_t len = std::min(chunk_, buffer.size() - total);
+  size_t part = 0, part_off = 0;  // where `total` is inside the parts
+  while (total < capacity) {
+    const size_t len = std::min(chunk_, capacity - total);
+    std::array<iovec, kMaxReceiveParts> iov{};
+    size_t count = 0;
+    for (size_t p = part, off = part_off, want = len; want > 0 && p < parts.size(); ++p, off = 0) {
+      const size_t take = std::min(want, parts[p].size() - off);
+      if (take == 0) continue;
+      iov[count++] = {parts[p].data() + off, take};
+      want -= take;
+    }
     IoResult refused;
     if (!begin_io(refused)) {
       refused.bytes = total;
       return refused;
     }
-    const ssize_t n = ::read(out_fd_, buffer.data() + total, len);
+    const ssize_t n = ::readv(out_fd_, iov.data(), static_cast<int>(count));
     const int err = errno;
     end_io();
     if (n < 0) {
@@ -249,8 +263,14 @@ IoResult FunctionFsEndpoints::receive(std::span<uint8_t> buffer, const OnData& o
       return r;
     }
     const auto got = static_cast<size_t>(n);
-    if (on_data && got > 0) on_data(buffer.subspan(total, got));
     total += got;
+    for (size_t left = got; left > 0 && part < parts.size();) {  // advance the cursor
+      const size_t step = std::min(left, parts[part].size() - part_off);
+      left -= step;
+      part_off += step;
+      if (part_off == parts[part].size()) ++part, part_off = 0;
+    }
+    while (part < parts.size() && part_off == parts[part].size()) ++part, part_off = 0;
     if (got < len) return IoResult{Io::ok, total, true, {}};  // a short packet or a zero-length packet
   }
   return IoResult{Io::ok, total, false, {}};

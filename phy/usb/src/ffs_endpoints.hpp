@@ -44,7 +44,7 @@ class FunctionFsEndpoints final : public DeviceEndpoints {
 
   bool wait_enabled() override;
   size_t max_packet() const override { return mps_.load(); }
-  IoResult receive(std::span<uint8_t> buffer, const OnData& on_data) override;
+  IoResult receive(ReceiveParts parts) override;
   IoResult send(std::span<const uint8_t> head, std::span<const uint8_t> tail = {}) override;
   IoResult flush() override;  // reports a failed write that came to light; does not wait for the host
   IoResult halt() override;
@@ -55,6 +55,7 @@ class FunctionFsEndpoints final : public DeviceEndpoints {
   // of every packet size); smaller requests after a kernel allocation failure.
   static constexpr size_t kChunk = (1u << 20) + 4096;
   static constexpr size_t kSmallChunk = 256u << 10;
+  static constexpr size_t kMaxReceiveParts = 4;
 
  private:
   struct Write {

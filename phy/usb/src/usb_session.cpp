@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "aisrv/server.hpp"
@@ -23,6 +24,8 @@ namespace {
 constexpr size_t kKeepResident = 4u << 20;
 // The payload buffer's granule: a multiple of every bulk max packet size (64, 512, 1024).
 constexpr size_t kGranule = 4096;
+// Input tensors at least this large are received into a buffer of their own size that the engine may adopt.
+constexpr size_t kDonorMin = 64u << 10;
 
 size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 
@@ -120,13 +123,17 @@ UsbSession::Step UsbSession::serve_one() {
     if (logger_) logger_->error("USB: unusable max packet size {}", mps);
     return Step::link_down;
   }
-  uint8_t* const buf = buffer_->data();
   const size_t limit = size_t{server_.max_payload()};
   // The first transfer of a command: a 12-byte command packet, or — with the CRC flag, for a SET — the header, the
-  // payload and the CRC in one transfer. Read with room for the largest of those plus the terminating packet.
+  // payload and the CRC in one transfer. Read with room for the largest of those plus the terminating packet: the
+  // header into command_, then a payload of the last input tensor's size into donor_, the rest into the buffer.
   const size_t first_capacity =
       std::min(round_up(protocol::kHeaderSize + limit + pusb::kCrcSize + 1, mps), buffer_->size() / mps * mps);
-  IoResult r = endpoints_.receive(buffer_->span(first_capacity), {});
+  const size_t first_donor = first_capacity - protocol::kHeaderSize > donor_.size() ? donor_.size() : 0;
+  const std::array<std::span<uint8_t>, 3> first_parts{
+      std::span<uint8_t>(command_), std::span<uint8_t>(donor_.data(), first_donor),
+      buffer_->span(first_capacity - protocol::kHeaderSize - first_donor)};
+  IoResult r = endpoints_.receive(first_parts);
   if (!r.ok()) return io_failed(r, "command packet");
   if (r.bytes < protocol::kHeaderSize || (r.bytes == protocol::kHeaderSize && !r.ended)) {
     const std::string line = fmt::format("USB: command packet of {} bytes; a command packet is exactly {} bytes",
@@ -135,7 +142,6 @@ UsbSession::Step UsbSession::serve_one() {
     stall(AISRV_STATUS_ERROR_BAD_CMD, line);
     return Step::next;
   }
-  std::copy_n(buf, protocol::kHeaderSize, command_.begin());
   const pusb::CommandPacket packet = pusb::decode_command_packet(command_);
   const protocol::Header& h = packet.header;
   commands_.fetch_add(1);
@@ -152,10 +158,11 @@ UsbSession::Step UsbSession::serve_one() {
   }
 
   std::span<const uint8_t> payload;
+  size_t in_buffer = 0;  // SET data bytes that landed in the payload buffer
   if (set) {
     const size_t trailer = packet.crc ? pusb::kCrcSize : 0;
-    size_t n = 0;       // payload (+ trailer) bytes
-    size_t offset = 0;  // where the payload starts in the buffer
+    size_t n = 0;           // payload (+ trailer) bytes
+    size_t donor_part = 0;  // how many of them could land in donor_ (the rest went to the payload buffer)
     if (combined) {
       if (!r.ended || r.bytes - protocol::kHeaderSize > limit + trailer) {
         const std::string line = note(
@@ -166,12 +173,17 @@ UsbSession::Step UsbSession::serve_one() {
         stall(AISRV_STATUS_ERROR_BAD_LENGTH, line);
         return Step::next;
       }
-      offset = protocol::kHeaderSize;
       n = r.bytes - protocol::kHeaderSize;
+      donor_part = first_donor;
     } else {
-      // Classic framing: the payload is the next transfer.
+      // Classic framing: the payload is the next transfer; an input tensor's goes into donor_ when it is that size.
       const size_t capacity = std::min(round_up(limit + trailer + 1, mps), buffer_->size() / mps * mps);
-      r = endpoints_.receive(buffer_->span(capacity), {});
+      donor_part = h.cmd == static_cast<uint32_t>(protocol::Command::SET_INPUT_TENSOR) && capacity > donor_.size()
+                       ? donor_.size()
+                       : 0;
+      const std::array<std::span<uint8_t>, 2> parts{std::span<uint8_t>(donor_.data(), donor_part),
+                                                    buffer_->span(capacity - donor_part)};
+      r = endpoints_.receive(parts);
       if (!r.ok()) return io_failed(r, "data phase");
       if (!r.ended || r.bytes > limit + trailer) {
         const std::string line = note(
@@ -185,6 +197,9 @@ UsbSession::Step UsbSession::serve_one() {
       }
       n = r.bytes;
     }
+    in_buffer = n > donor_part ? n - donor_part : 0;
+    const size_t length = n >= trailer ? n - trailer : 0;
+    const std::span<const uint8_t> data = gather(n, donor_part, length);
     if (packet.crc) {
       std::string problem;
       if (n < pusb::kCrcSize) {
@@ -192,9 +207,10 @@ UsbSession::Step UsbSession::serve_one() {
       } else {
         n -= pusb::kCrcSize;
         // Over the command packet and the payload; the payload's part on two threads.
-        const uint32_t crc = pusb::crc32_combine(pusb::crc32(0, command_),
-                                                 crc_->crc(std::span<const uint8_t>(buf + offset, n)), n);
-        const uint32_t sent = get_le32(buf + offset + n);
+        const uint32_t crc = pusb::crc32_combine(pusb::crc32(0, command_), crc_->crc(data), n);
+        std::array<uint8_t, pusb::kCrcSize> sent_bytes{};
+        for (size_t i = 0; i < sent_bytes.size(); ++i) sent_bytes[i] = data_byte(n + i, donor_part, data);
+        const uint32_t sent = get_le32(sent_bytes.data());
         if (sent != crc)
           problem = fmt::format("CRC mismatch over {} payload bytes: computed {:#010x}, trailer {:#010x}", n, crc,
                                 sent);
@@ -206,13 +222,18 @@ UsbSession::Step UsbSession::serve_one() {
         return respond(h, packet.crc);
       }
     }
-    payload = std::span<const uint8_t>(buf + offset, n);
+    payload = data;
   }
 
   request_.header = h;
   request_.payload = payload;
+  // A payload that is exactly donor_ may become the input tensor's storage (donor_ then holds the old one).
+  request_.donor = !payload.empty() && payload.data() == donor_.data() && payload.size() == donor_.size() ? &donor_
+                                                                                                       : nullptr;
   server_.handle(request_, response_);
-  if (payload.size() > kKeepResident) buffer_->release_above(kKeepResident);
+  if (in_buffer > kKeepResident) buffer_->release_above(kKeepResident);
+  if (h.cmd == static_cast<uint32_t>(protocol::Command::SET_INPUT_TENSOR) && response_.status == AISRV_STATUS_OKAY)
+    size_donor(payload.size());
 
   if (response_.status == AISRV_STATUS_ERROR_BAD_ENGINE || response_.status == AISRV_STATUS_ERROR_BAD_CMD) {
     // As XMOS: a command for no engine, or no command at all, stalls the link. The interpreter logged why.
@@ -223,6 +244,35 @@ UsbSession::Step UsbSession::serve_one() {
     return Step::next;
   }
   return respond(h, packet.crc);
+}
+
+std::span<const uint8_t> UsbSession::gather(size_t n, size_t donor_part, size_t length) {
+  // The n data bytes are donor_[0, donor_part) followed by the payload buffer. The payload (the first `length` of
+  // them) is used in place when it lies in one of the two; else the parts are joined in the payload buffer.
+  uint8_t* const buf = buffer_->data();
+  if (donor_part == 0) return {buf, length};
+  if (length <= donor_part) return {donor_.data(), length};
+  const size_t rest = n - donor_part;
+  std::memmove(buf + donor_part, buf, rest);
+  std::memcpy(buf, donor_.data(), donor_part);
+  return {buf, length};
+}
+
+uint8_t UsbSession::data_byte(size_t i, size_t donor_part, std::span<const uint8_t> data) const {
+  // Byte i of the SET data (payload then trailer) after gather(): joined data is contiguous from data.data(); a
+  // payload used in place in donor_ continues in donor_ and then at the start of the payload buffer.
+  if (data.data() != donor_.data()) return data.data()[i];
+  return i < donor_part ? donor_[i] : buffer_->data()[i - donor_part];
+}
+
+void UsbSession::size_donor(size_t n) {
+  // Sized to an input tensor once the same size arrived twice in a row (several inputs of different sizes would
+  // otherwise reallocate it on every command); small tensors are not worth it.
+  const bool repeat = n == last_input_size_;
+  last_input_size_ = n;
+  if (n < kDonorMin || !repeat || donor_.size() == n) return;
+  donor_.resize(n);
+  donor_.shrink_to_fit();
 }
 
 UsbSession::Step UsbSession::respond(const protocol::Header& h, bool crc) {

@@ -149,11 +149,12 @@ class SeqpacketLink {
     }
     size_t max_packet() const override { return l_.mps_; }
 
-    phy::usb::IoResult receive(std::span<uint8_t> buffer, const OnData& on_data) override {
+    phy::usb::IoResult receive(phy::usb::ReceiveParts parts) override {
       using phy::usb::Io;
+      const size_t capacity = phy::usb::total_size(parts);
       size_t total = 0;
       std::vector<uint8_t> packet(l_.mps_ + 1);
-      while (total < buffer.size()) {
+      while (total < capacity) {
         reset(l_.dev_wake_);
         ssize_t n;
         {
@@ -172,8 +173,17 @@ class SeqpacketLink {
           continue;
         }
         if (static_cast<size_t>(n) > l_.mps_) return {Io::failed, total, false, "babble: packet above max size"};
-        std::memcpy(buffer.data() + total, packet.data(), static_cast<size_t>(n));
-        if (on_data && n > 0) on_data(buffer.subspan(total, static_cast<size_t>(n)));
+        // Scatter the packet at `total` over the parts (a packet may straddle two of them).
+        for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+          size_t at = total + i;
+          for (const auto& part : parts) {
+            if (at < part.size()) {
+              part[at] = packet[i];
+              break;
+            }
+            at -= part.size();
+          }
+        }
         total += static_cast<size_t>(n);
         if (static_cast<size_t>(n) < l_.mps_) return {Io::ok, total, true, {}};
       }

@@ -40,6 +40,7 @@ struct Rig {
     std::vector<std::unique_ptr<engine::InferenceBackend>> backends;
     backends.push_back(std::make_unique<test::TestBackend>());
     backends.push_back(std::make_unique<test::TestBackend>());
+    engine0 = static_cast<test::TestBackend*>(backends[0].get());
     server = std::move(server::Server::create(std::move(so), std::move(backends))).value();
     session = std::move(phy::usb::UsbSession::create(*server, link.device())).value();
     link.attach(session.get());
@@ -71,6 +72,7 @@ struct Rig {
   std::string engine_log(uint32_t engine) { return server->engine(engine)->log().tail(0); }
 
   test::SeqpacketLink link;
+  test::TestBackend* engine0 = nullptr;  // owned by the server
   std::unique_ptr<server::Server> server;
   std::unique_ptr<phy::usb::UsbSession> session;
   std::unique_ptr<client::usb::UsbHostLink> host;
@@ -174,6 +176,57 @@ TEST_CASE("every payload length around packet multiples, both directions, with a
     rig.link.clear_trace();
     CHECK(rig.status_of(op(Command::START_INFER), 0, 0, {}, true) == AISRV_STATUS_OKAY);
     CHECK(rig.link.out_sizes() == std::vector<size_t>{16});
+  }
+}
+
+TEST_CASE("input tensors are received into a buffer the engine adopts; other SETs and CRC checks unaffected") {
+  // From the second SET_INPUT_TENSOR of one size (>= 64 KiB) on, the device receives that input into a buffer of its
+  // own which the engine takes as the tensor's storage (the test engine swaps, so the storage alternates).
+  for (bool crc : {false, true}) {
+    for (size_t n : {size_t{100000}, size_t{131072}}) {  // a short last packet; a multiple of the packet size (ZLP)
+      CAPTURE(crc);
+      CAPTURE(n);
+      Rig rig(512);
+      rig.load(0, static_cast<uint32_t>(n), 64, crc);
+      std::vector<const uint8_t*> storage;
+      for (uint8_t i = 0; i < 5; ++i) {
+        const auto data = pattern(n, static_cast<uint8_t>(i * 31));
+        REQUIRE(rig.status_of(op(Command::SET_INPUT_TENSOR), 0, 0, data, crc) == AISRV_STATUS_OKAY);
+        auto back = rig.call(op(Command::GET_INPUT_TENSOR), 0, 0, {}, crc);
+        REQUIRE(back.ok());
+        CHECK(back->payload == data);
+        storage.push_back(rig.engine0->input(0).data());
+      }
+      CHECK(storage[3] != storage[2]);  // adopted: the storage changed with the SET
+      CHECK(storage[4] != storage[3]);
+      CHECK(storage[4] == storage[2]);  // and the old storage came back to the device for the next one
+      // A damaged transfer into the adopted buffer is refused (CRC) and applies nothing.
+      const auto before = rig.call(op(Command::GET_INPUT_TENSOR), 0, 0, {}, crc)->payload;
+      rig.link.corrupt_out(40);
+      const uint32_t st = rig.status_of(op(Command::SET_INPUT_TENSOR), 0, 0, pattern(n, 200), crc);
+      if (crc) {
+        CHECK(st == AISRV_STATUS_ERROR_CRC);
+        CHECK(rig.call(op(Command::GET_INPUT_TENSOR), 0, 0, {}, crc)->payload == before);
+      } else {
+        CHECK(st == AISRV_STATUS_OKAY);  // without the trailer the damage passes, as everywhere
+      }
+      // A larger SET (a model) and inputs of another size still arrive whole; then the first size again.
+      const uint32_t m = static_cast<uint32_t>(n + 70000);
+      rig.load(0, m, 64, crc);
+      for (uint8_t i = 0; i < 3; ++i) {
+        const auto data = pattern(m, static_cast<uint8_t>(i + 90));
+        REQUIRE(rig.status_of(op(Command::SET_INPUT_TENSOR), 0, 0, data, crc) == AISRV_STATUS_OKAY);
+        CHECK(rig.call(op(Command::GET_INPUT_TENSOR), 0, 0, {}, crc)->payload == data);
+      }
+      rig.load(0, static_cast<uint32_t>(n), 64, crc);
+      // Two bytes short: with CRC the trailer straddles the adopted buffer and the rest; the CRC still checks, the
+      // interpreter refuses the length.
+      const auto small = pattern(n - 2, 5);
+      CHECK(rig.status_of(op(Command::SET_INPUT_TENSOR), 0, 0, small, crc) == AISRV_STATUS_ERROR_BAD_LENGTH);
+      const auto data = pattern(n, 123);
+      REQUIRE(rig.status_of(op(Command::SET_INPUT_TENSOR), 0, 0, data, crc) == AISRV_STATUS_OKAY);
+      CHECK(rig.call(op(Command::GET_INPUT_TENSOR), 0, 0, {}, crc)->payload == data);
+    }
   }
 }
 

@@ -9,7 +9,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <span>
 #include <string>
 
@@ -31,9 +30,18 @@ struct IoResult {
   bool ok() const { return io == Io::ok; }
 };
 
+// Buffers one transfer lands in, filled in order as if they were one (a command packet, then a payload's storage,
+// then room for the rest), so each part of a transfer can go straight where it is used.
+using ReceiveParts = std::span<const std::span<uint8_t>>;
+
+inline size_t total_size(ReceiveParts parts) {
+  size_t n = 0;
+  for (const auto& p : parts) n += p.size();
+  return n;
+}
+
 class DeviceEndpoints {
  public:
-  using OnData = std::function<void(std::span<const uint8_t>)>;
   virtual ~DeviceEndpoints() = default;
 
   // Blocks until the host configured the interface; false once the endpoints are closed for good.
@@ -41,9 +49,9 @@ class DeviceEndpoints {
   // wMaxPacketSize of the bulk endpoints at the current speed (64, 512 or 1024), valid once enabled.
   virtual size_t max_packet() const = 0;
 
-  // Reads one transfer from bulk OUT into `buffer` (its size a multiple of max_packet()). `on_data` (may be empty)
-  // sees the bytes in order as they arrive, while later parts are still in flight.
-  virtual IoResult receive(std::span<uint8_t> buffer, const OnData& on_data) = 0;
+  // Reads one transfer from bulk OUT into `parts` (their total size a multiple of max_packet()); `bytes` of the
+  // result counts what landed in all of them.
+  virtual IoResult receive(ReceiveParts parts) = 0;
   // Puts `data` and then `tail` on bulk IN as one continuous stream of packets (a payload and its CRC trailer).
   // Several sends continue one transfer as long as the earlier ones are multiples of the packet size.
   virtual IoResult send(std::span<const uint8_t> data, std::span<const uint8_t> tail = {}) = 0;

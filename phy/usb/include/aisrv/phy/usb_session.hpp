@@ -69,6 +69,11 @@ class UsbSession {
   // returns the line.
   std::string note(const protocol::Header& h, Errc code, const std::string& message);
   void stall(uint32_t status, const std::string& line);
+  // SET data of n bytes received over donor_ (its first donor_part bytes) and the payload buffer: its first
+  // `length` bytes (the payload) as one span, in place when possible.
+  std::span<const uint8_t> gather(size_t n, size_t donor_part, size_t length);
+  uint8_t data_byte(size_t i, size_t donor_part, std::span<const uint8_t> data) const;
+  void size_donor(size_t input_bytes);
 
   server::Server& server_;
   DeviceEndpoints& endpoints_;
@@ -76,6 +81,9 @@ class UsbSession {
   std::unique_ptr<PayloadBuffer> buffer_;
   std::unique_ptr<CrcWorker> crc_;
   std::array<uint8_t, protocol::kHeaderSize> command_{};  // the command packet as received
+  // Receives input tensors of the last size in place; handed to the engine, which gives its old storage back.
+  std::vector<uint8_t> donor_;
+  size_t last_input_size_ = 0;
   std::array<uint8_t, protocol::usb::kStatusSize> status_{};
   std::vector<uint8_t> tail_;  // last short piece of a GET payload plus its CRC trailer
   protocol::Request request_;
