@@ -38,7 +38,8 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
   so.max_payload = options.max_payload;
   so.chains = options.chains;
   so.logger = logger;
-  if (!options.usb_ffs.empty()) so.extra_capabilities |= AISRV_CAP_CRC32;  // the USB framing's CRC trailer
+  // The USB framing's CRC trailer and one-transfer SETs.
+  if (!options.usb_ffs.empty()) so.extra_capabilities |= AISRV_CAP_CRC32 | AISRV_CAP_USB_ONE_TRANSFER;
   so.store = options.store;
   for (const auto& [engine, path] : options.sensors) {
     auto source = server::open_raw_frame_source(path);

@@ -141,28 +141,32 @@ Status EngineSlot::read_input(uint32_t index, std::vector<uint8_t>& out) {
   return ok();
 }
 
-Status EngineSlot::read_output(uint32_t index, std::vector<uint8_t>& out) {
-  std::lock_guard lock(mu_);
+Result<std::span<const uint8_t>> EngineSlot::output_locked(uint32_t index) const {
   AISRV_TRY(require_model());
   if (index >= model_->outputs.size())
     return make_error(Errc::bad_tensor, "output tensor {} does not exist (the model has {})", index,
                       model_->outputs.size());
   if (!outputs_valid_)
     return make_error(Errc::infer_error, "no output yet: no inference has succeeded since the model was loaded");
-  auto src = backend_->output(index);
+  return backend_->output(index);
+}
+
+Status EngineSlot::read_output(uint32_t index, std::vector<uint8_t>& out) {
+  std::lock_guard lock(mu_);
+  const auto src = AISRV_TRY(output_locked(index));
   out.assign(src.begin(), src.end());
+  return ok();
+}
+
+Status EngineSlot::read_output(uint32_t index, protocol::PayloadSink& sink) {
+  std::lock_guard lock(mu_);
+  sink.write(AISRV_TRY(output_locked(index)));
   return ok();
 }
 
 Status EngineSlot::copy_output(uint32_t index, std::span<uint8_t> out) {
   std::lock_guard lock(mu_);
-  AISRV_TRY(require_model());
-  if (index >= model_->outputs.size())
-    return make_error(Errc::bad_tensor, "output tensor {} does not exist (the model has {})", index,
-                      model_->outputs.size());
-  if (!outputs_valid_)
-    return make_error(Errc::infer_error, "no output yet: no inference has succeeded since the model was loaded");
-  auto src = backend_->output(index);
+  const auto src = AISRV_TRY(output_locked(index));
   if (out.size() != src.size())
     return make_error(Errc::bad_length, "output tensor {} is {} bytes, the buffer holds {}", index, src.size(),
                       out.size());

@@ -16,7 +16,7 @@ std::string capability_names(uint32_t caps) {
   static const std::pair<uint32_t, const char*> names[] = {
       {AISRV_CAP_CRC32, "crc32"},   {AISRV_CAP_FLASH, "flash"}, {AISRV_CAP_TIMING_RECORD, "timing-record"},
       {AISRV_CAP_CANCEL, "cancel"}, {AISRV_CAP_SENSOR, "sensor"}, {AISRV_CAP_GPIO, "gpio"},
-      {AISRV_CAP_CHAIN, "chain"}};
+      {AISRV_CAP_CHAIN, "chain"},   {AISRV_CAP_USB_ONE_TRANSFER, "usb-one-transfer"}};
   std::string s;
   for (auto [bit, name] : names)
     if (caps & bit) s += (s.empty() ? "" : ",") + std::string(name);

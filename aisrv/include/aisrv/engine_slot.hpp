@@ -17,6 +17,7 @@
 #include "aisrv/engine/backend.hpp"
 #include "aisrv/frame_source.hpp"
 #include "aisrv/protocol/payloads.hpp"
+#include "aisrv/protocol/protocol.hpp"
 #include "aisrv/protocol/result.hpp"
 
 namespace aisrv::server {
@@ -41,6 +42,8 @@ class EngineSlot {
   Status write_input(uint32_t index, std::span<const uint8_t> data, std::vector<uint8_t>* donor = nullptr);
   Status read_input(uint32_t index, std::vector<uint8_t>& out);
   Status read_output(uint32_t index, std::vector<uint8_t>& out);
+  // The same without a copy: `sink` gets the tensor's bytes while the engine is held.
+  Status read_output(uint32_t index, protocol::PayloadSink& sink);
   // Copies output `index` into `out`, which must have exactly the tensor's length (in-process channel).
   Status copy_output(uint32_t index, std::span<uint8_t> out);
   Result<uint32_t> input_length(uint32_t index);
@@ -85,6 +88,7 @@ class EngineSlot {
  private:
   engine::LogFn log_fn();
   Status require_model() const;
+  Result<std::span<const uint8_t>> output_locked(uint32_t index) const;  // checks; mu_ held
 
   const uint32_t number_;
   const std::unique_ptr<engine::InferenceBackend> backend_;

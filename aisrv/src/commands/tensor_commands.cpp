@@ -13,7 +13,12 @@ Status set_input(CommandContext& c) {
 
 Status get_input(CommandContext& c) { return c.slot->read_input(c.request.header.tensor, c.response.payload); }
 
-Status get_output(CommandContext& c) { return c.slot->read_output(c.request.header.tensor, c.response.payload); }
+Status get_output(CommandContext& c) {
+  if (!c.request.sink) return c.slot->read_output(c.request.header.tensor, c.response.payload);
+  AISRV_TRY(c.slot->read_output(c.request.header.tensor, *c.request.sink));
+  c.response.sent = true;
+  return ok();
+}
 
 Status start_infer(CommandContext& c) { return c.server.start_inference(*c.slot, c.queue_ns); }
 

@@ -83,6 +83,11 @@ Error UsbHostLink::fail(const IoResult& r, const protocol::Header& h, const char
   return make_error(Errc::io_error, "{}: {}", name_, r.detail);
 }
 
+size_t UsbHostLink::expected_answer(const protocol::Header& h, size_t trailer) const {
+  const auto it = answer_sizes_.find(std::make_tuple(h.cmd, h.engine, h.tensor));
+  return (it != answer_sizes_.end() ? it->second : 0) + trailer + 1;
+}
+
 Status UsbHostLink::transact(const protocol::Header& header, std::span<const uint8_t> payload,
                              protocol::Response& response, bool crc, Deadline deadline) {
   response.clear();
@@ -102,12 +107,13 @@ Status UsbHostLink::transact(const protocol::Header& header, std::span<const uin
   pusb::encode_command_packet(header, crc, packet);
   const size_t trailer = crc ? pusb::kCrcSize : 0;
   IoResult r;
-  if (set && crc) {
-    // With the CRC flag a SET goes as one transfer: header, payload, CRC (at least 16 bytes, so the device tells it
-    // from a 12-byte command packet). Every piece but the last is a multiple of the packet size: the first carries
-    // the header and the payload's first bytes, the last the payload's end and the CRC.
+  if (set && (crc || (one_transfer_ && !payload.empty()))) {
+    // With the CRC flag — or, without it, to a device that announced AISRV_CAP_USB_ONE_TRANSFER — a SET goes as one
+    // transfer: header, payload, CRC (more than 12 bytes, so the device tells it from a command packet; an empty
+    // payload without CRC therefore goes the classic way). Every piece but the last is a multiple of the packet
+    // size: the first carries the header and the payload's first bytes, the last the payload's end and the CRC.
     const size_t n = payload.size();
-    const size_t total = protocol::kHeaderSize + n + pusb::kCrcSize;
+    const size_t total = protocol::kHeaderSize + n + trailer;
     const size_t body_end = (protocol::kHeaderSize + n) / mps * mps;  // transfer offset where the full packets end
     uint32_t sum = pusb::crc32(0, packet);
     size_t pos = 0;  // payload bytes handed to the endpoint so far
@@ -115,14 +121,14 @@ Status UsbHostLink::transact(const protocol::Header& header, std::span<const uin
       pos = mps - protocol::kHeaderSize;
       head_.assign(packet.begin(), packet.end());
       head_.insert(head_.end(), payload.begin(), payload.begin() + static_cast<std::ptrdiff_t>(pos));
-      sum = pusb::crc32(sum, payload.first(pos));
+      if (crc) sum = pusb::crc32(sum, payload.first(pos));
       r = ep_.send(head_, deadline, total - mps);
       if (!r.ok()) return fail(r, header, "command packet", deadline);
       while (pos + protocol::kHeaderSize < body_end) {
         const auto piece = payload.subspan(pos, std::min(kSendPiece, body_end - protocol::kHeaderSize - pos));
         r = ep_.send(piece, deadline, total - protocol::kHeaderSize - pos - piece.size());
         if (!r.ok()) return fail(r, header, "data phase", deadline);
-        sum = pusb::crc32(sum, piece);  // while the piece is on the bus
+        if (crc) sum = pusb::crc32(sum, piece);  // while the piece is on the bus
         pos += piece.size();
       }
       tail_.clear();
@@ -130,16 +136,19 @@ Status UsbHostLink::transact(const protocol::Header& header, std::span<const uin
       tail_.assign(packet.begin(), packet.end());  // all of it fits in one piece
     }
     const auto rest = payload.subspan(pos);
-    sum = pusb::crc32(sum, rest);
     tail_.insert(tail_.end(), rest.begin(), rest.end());
-    tail_.resize(tail_.size() + pusb::kCrcSize);
-    put_le32(tail_.data() + tail_.size() - pusb::kCrcSize, sum);
-    r = ep_.send(tail_, deadline, total % mps == 0 ? 1 : 0);
+    if (crc) {
+      sum = pusb::crc32(sum, rest);
+      tail_.resize(tail_.size() + pusb::kCrcSize);
+      put_le32(tail_.data() + tail_.size() - pusb::kCrcSize, sum);
+    }
+    if (!tail_.empty()) r = ep_.send(tail_, deadline, total % mps == 0 ? 1 : 0);
     if (r.ok() && total % mps == 0) r = ep_.send({}, deadline);  // zero-length packet ends the transfer
     if (!r.ok()) return fail(r, header, "data phase", deadline);
   } else {
     // The command packet: 12 bytes, a short packet, so a transfer of its own; a SET's payload is the next transfer.
-    r = ep_.send(packet, deadline, set ? payload.size() + 1 : 0);
+    // A GET expecting a large answer sends it without waiting, so the answer's reads are queued at once.
+    r = ep_.send(packet, deadline, set ? payload.size() + 1 : expected_answer(header, trailer));
     if (!r.ok()) return fail(r, header, "command packet", deadline);
     if (set) {
       const size_t n = payload.size();
@@ -157,11 +166,7 @@ Status UsbHostLink::transact(const protocol::Header& header, std::span<const uin
   }
   // A GET's payload follows its status on IN: read ahead as much as the last answer to the same command had.
   const auto key = std::make_tuple(header.cmd, header.engine, header.tensor);
-  size_t read_ahead = 0;
-  if (!set) {
-    const auto it = answer_sizes_.find(key);
-    read_ahead = (it != answer_sizes_.end() ? it->second : 0) + trailer + 1;
-  }
+  const size_t read_ahead = set ? 0 : expected_answer(header, trailer);
 
   // Status word: exactly 4 bytes in a transfer of its own.
   std::array<uint8_t, pusb::kStatusSize> status_bytes{};

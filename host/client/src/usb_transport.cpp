@@ -265,6 +265,7 @@ class UsbTransport::Impl {
                                                           c.itf.max_packet);
     }
     link_ = std::make_unique<usb::UsbHostLink>(*endpoints_, description_);
+    link_->set_one_transfer(one_transfer_);
     // A previous host may have left the device in the middle of a command: start from a clean link.
     endpoints_->begin();
     const usb::IoResult r = link_->reset();
@@ -309,6 +310,8 @@ class UsbTransport::Impl {
   void negotiated(const protocol::VersionInfo& server) {
     negotiated_ = true;
     crc_active_ = usb_.crc && (server.capabilities & AISRV_CAP_CRC32) != 0;
+    one_transfer_ = (server.capabilities & AISRV_CAP_USB_ONE_TRANSFER) != 0;
+    if (link_) link_->set_one_transfer(one_transfer_);
   }
 
   void cancel() {
@@ -365,6 +368,7 @@ class UsbTransport::Impl {
   std::atomic<bool> gone_{false};
   bool negotiated_ = false;
   bool crc_active_ = false;
+  bool one_transfer_ = false;
   std::string description_;
 };
 

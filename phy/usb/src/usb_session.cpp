@@ -124,8 +124,8 @@ UsbSession::Step UsbSession::serve_one() {
     return Step::link_down;
   }
   const size_t limit = size_t{server_.max_payload()};
-  // The first transfer of a command: a 12-byte command packet, or — with the CRC flag, for a SET — the header, the
-  // payload and the CRC in one transfer. Read with room for the largest of those plus the terminating packet: the
+  // The first transfer of a command: a 12-byte command packet, or — for a SET — the header, the payload and (with
+  // the CRC flag) the CRC in one transfer (AISRV_CAP_USB_ONE_TRANSFER). Read with room for the largest of those plus the terminating packet: the
   // header into command_, then a payload of the last input tensor's size into donor_, the rest into the buffer.
   const size_t first_capacity =
       std::min(round_up(protocol::kHeaderSize + limit + pusb::kCrcSize + 1, mps), buffer_->size() / mps * mps);
@@ -147,10 +147,10 @@ UsbSession::Step UsbSession::serve_one() {
   commands_.fetch_add(1);
   const bool set = protocol::is_set(h.cmd);
   const bool combined = r.bytes > protocol::kHeaderSize;
-  if (combined && !(set && packet.crc)) {
+  if (combined && !set) {
     const std::string line =
-        fmt::format("USB: command packet of {}{} bytes; a command packet is exactly {} bytes (only a SET with the CRC "
-                    "flag may carry its payload and CRC in the same transfer)",
+        fmt::format("USB: command packet of {}{} bytes; a command packet is exactly {} bytes (only a SET may carry its "
+                    "payload in the same transfer)",
                     r.ended ? "" : "over ", r.bytes, protocol::kHeaderSize);
     server_.log().add(line);
     stall(AISRV_STATUS_ERROR_BAD_CMD, line);
@@ -227,6 +227,10 @@ UsbSession::Step UsbSession::serve_one() {
 
   request_.header = h;
   request_.payload = payload;
+  // A GET's answer may go out straight from the engine's tensor (write()).
+  request_.sink = set ? nullptr : this;
+  answer_crc_ = packet.crc;
+  answer_ = {};
   // A payload that is exactly donor_ may become the input tensor's storage (donor_ then holds the old one).
   request_.donor = !payload.empty() && payload.data() == donor_.data() && payload.size() == donor_.size() ? &donor_
                                                                                                        : nullptr;
@@ -276,40 +280,53 @@ void UsbSession::size_donor(size_t n) {
 }
 
 UsbSession::Step UsbSession::respond(const protocol::Header& h, bool crc) {
-  const size_t mps = endpoints_.max_packet();
-  put_le32(status_.data(), response_.status);
-  IoResult r = endpoints_.send(status_);
-  if (!r.ok()) return io_failed(r, "status");
-  if (!protocol::is_set(h.cmd)) {
-    const std::span<const uint8_t> payload = response_.payload;
-    size_t total = payload.size();
-    if (crc) {
-      // The trailer follows the payload in the same transfer. The full packets are queued first and the CRC is
-      // computed while they are on the bus; then the last partial packet with the trailer.
-      const size_t full = payload.size() / mps * mps;
-      if (full > 0) {
-        r = endpoints_.send(payload.first(full));
-        if (!r.ok()) return io_failed(r, "response");
-      }
-      const uint32_t sum = pusb::crc32_combine(pusb::crc32(0, status_), crc_->crc(payload), payload.size());
-      const auto rest = payload.subspan(full);
-      tail_.assign(rest.begin(), rest.end());
-      tail_.resize(rest.size() + pusb::kCrcSize);
-      put_le32(tail_.data() + rest.size(), sum);
-      total += pusb::kCrcSize;
-      r = endpoints_.send(tail_);
-    } else if (!payload.empty()) {
-      r = endpoints_.send(payload);
-    }
-    if (!r.ok()) return io_failed(r, "response");
-    if (total % mps == 0) {  // FunctionFS never adds the zero-length packet that ends such a transfer
-      r = endpoints_.send({});
-      if (!r.ok()) return io_failed(r, "response");
-    }
+  if (response_.sent) {  // status and payload went out from the engine's tensor (write() below)
+    if (!answer_.ok()) return io_failed(answer_, answer_phase_);
+  } else {
+    const char* phase = "status";
+    const IoResult r = send_answer(response_.status, response_.payload, !protocol::is_set(h.cmd), crc, phase);
+    if (!r.ok()) return io_failed(r, phase);
   }
-  r = endpoints_.flush();
+  const IoResult r = endpoints_.flush();
   if (!r.ok()) return io_failed(r, "response");
   return Step::next;
+}
+
+void UsbSession::write(std::span<const uint8_t> payload) {
+  answer_phase_ = "status";
+  answer_ = send_answer(AISRV_STATUS_OKAY, payload, true, answer_crc_, answer_phase_);
+}
+
+IoResult UsbSession::send_answer(uint32_t status, std::span<const uint8_t> payload, bool has_payload, bool crc,
+                                 const char*& phase) {
+  const size_t mps = endpoints_.max_packet();
+  put_le32(status_.data(), status);
+  phase = "status";
+  IoResult r = endpoints_.send(status_);
+  if (!r.ok() || !has_payload) return r;
+  phase = "response";
+  size_t total = payload.size();
+  if (crc) {
+    // The trailer follows the payload in the same transfer. The full packets are queued first and the CRC is
+    // computed while they are on the bus; then the last partial packet with the trailer.
+    const size_t full = payload.size() / mps * mps;
+    if (full > 0) {
+      r = endpoints_.send(payload.first(full));
+      if (!r.ok()) return r;
+    }
+    const uint32_t sum = pusb::crc32_combine(pusb::crc32(0, status_), crc_->crc(payload), payload.size());
+    const auto rest = payload.subspan(full);
+    tail_.assign(rest.begin(), rest.end());
+    tail_.resize(rest.size() + pusb::kCrcSize);
+    put_le32(tail_.data() + rest.size(), sum);
+    total += pusb::kCrcSize;
+    r = endpoints_.send(tail_);
+  } else if (!payload.empty()) {
+    r = endpoints_.send(payload);
+  }
+  if (!r.ok()) return r;
+  if (total % mps == 0) r = endpoints_.send({});  // FunctionFS never adds the zero-length packet that ends it
+  return r;
 }
 
 std::optional<std::vector<uint8_t>> UsbSession::control_in(uint8_t request, uint16_t value, uint16_t length) {

@@ -1,9 +1,11 @@
 // aisrv benchmarks — USB payload throughput inside the QEMU guest (tools/bench usb): SET_INPUT_TENSOR and
 // GET_OUTPUT_TENSOR of one size through aisrvd's USB transport and the client library, against raw libusb bulk
-// transfers of the same size to ffs_raw_device (same dummy_hcd, same VM run). Rounds alternate between the two so
-// load on the machine hits both alike; the median of each figure is reported:
+// transfers of the same size to ffs_raw_device (same dummy_hcd, same VM run). Each round measures the raw series
+// right before the aisrv series it is compared with, so load on the machine hits both alike; the medians of the
+// figures and of the per-round ratios are reported:
 //   bench NAME: VALUE MB/s vs BASELINE VALUE MB/s = RATIO x
 //   bench_usb --raw usb:VID:PID --aisrv usb:VID:PID [--size BYTES] [--count N] [--rounds R]
+#include <fmt/format.h>
 #include <libusb-1.0/libusb.h>
 
 #include <algorithm>
@@ -157,32 +159,38 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_usb: crc32 over 4 MiB: %.1f MB/s (%08x)\n", mb_per_s(block.size(), Clock::now() - t0), c);
   }
   RawDevice raw(*rt);
+  // Per mode one connection; each round measures a raw transfer series right before the aisrv series it is
+  // compared with, so a change of load on the machine hits both alike. Ratios are per round, then the median.
   std::map<std::string, std::vector<double>> figures;
-  for (int r = 0; r < rounds; ++r) {
-    figures["raw_out"].push_back(raw.out(size, count));
-    {
-      Aisrv a(*at, true, size);
-      figures["set"].push_back(a.set(size, count));
-      figures["get"].push_back(a.get(size, count));
-      figures["hello"].push_back(a.hello_us(20));
+  for (bool crc : {false, true}) {
+    const std::string m = crc ? "" : "_no_crc";
+    Aisrv a(*at, crc, size);
+    for (int r = 0; r < rounds; ++r) {
+      const double ro = raw.out(size, count), set = a.set(size, count);
+      const double ri = raw.in(size, count), get = a.get(size, count);
+      figures["raw_out" + m].push_back(ro);
+      figures["set" + m].push_back(set);
+      figures["set_ratio" + m].push_back(set / ro);
+      figures["raw_in" + m].push_back(ri);
+      figures["get" + m].push_back(get);
+      figures["get_ratio" + m].push_back(get / ri);
     }
-    figures["raw_in"].push_back(raw.in(size, count));
-    {
-      Aisrv a(*at, false, size);
-      figures["set_nocrc"].push_back(a.set(size, count));
-      figures["get_nocrc"].push_back(a.get(size, count));
-    }
+    if (crc) figures["hello"].push_back(a.hello_us(20));
   }
-  auto med = [&](const char* k) { return bench::percentile(figures[k], 0.5); };
+  auto med = [&](const std::string& k) { return bench::percentile(figures[k], 0.5); };
+  for (const char* k : {"set_ratio_no_crc", "get_ratio_no_crc", "set_ratio", "get_ratio"}) {  // the spread
+    std::string line;
+    for (double v : figures[k]) line += fmt::format(" {:.2f}", v);
+    std::fprintf(stderr, "bench_usb: %s per round:%s\n", k, line.c_str());
+  }
   // A diagnostic, not a figure with a baseline: what one command costs besides its payload on this machine.
   std::fprintf(stderr, "bench_usb: HELLO round trip %.0f us (median)\n", med("hello"));
   const std::string sz = size % (1u << 20) == 0 ? std::to_string(size >> 20) + "MiB" : std::to_string(size) + "B";
-  const double ro = med("raw_out"), ri = med("raw_in");
-  bench::report("usb_set_input_" + sz, med("set"), "MB/s", "raw_bulk_out_" + sz, ro, "MB/s", med("set") / ro);
-  bench::report("usb_get_output_" + sz, med("get"), "MB/s", "raw_bulk_in_" + sz, ri, "MB/s", med("get") / ri);
-  bench::report("usb_set_input_" + sz + "_no_crc", med("set_nocrc"), "MB/s", "raw_bulk_out_" + sz, ro, "MB/s",
-                med("set_nocrc") / ro);
-  bench::report("usb_get_output_" + sz + "_no_crc", med("get_nocrc"), "MB/s", "raw_bulk_in_" + sz, ri, "MB/s",
-                med("get_nocrc") / ri);
+  for (const std::string m : {"", "_no_crc"}) {
+    bench::report("usb_set_input_" + sz + m, med("set" + m), "MB/s", "raw_bulk_out_" + sz, med("raw_out" + m), "MB/s",
+                  med("set_ratio" + m));
+    bench::report("usb_get_output_" + sz + m, med("get" + m), "MB/s", "raw_bulk_in_" + sz, med("raw_in" + m), "MB/s",
+                  med("get_ratio" + m));
+  }
   return 0;
 }

@@ -376,3 +376,37 @@ TEST_CASE("acquire from a FIFO: waits for the writer's frame; a closed writer is
   CHECK(call(*s, Command::START_ACQUIRE_SINGLE).status == AISRV_STATUS_ERROR_INFER_ERR);
   CHECK(log_of(*s, 0).find("the writer closed the stream") != std::string::npos);
 }
+
+TEST_CASE("a transport's payload sink gets output tensors without a copy; errors never reach it") {
+  struct Sink final : PayloadSink {
+    std::vector<std::vector<uint8_t>> got;
+    void write(std::span<const uint8_t> p) override { got.emplace_back(p.begin(), p.end()); }
+  } sink;
+  auto s = make_server(1);
+  auto with_sink = [&](Command cmd, uint32_t tensor = 0) {
+    Response r;
+    s->handle(Request{Header{static_cast<uint32_t>(cmd), 0, tensor}, {}, nullptr, &sink}, r);
+    return r;
+  };
+  const auto model = make_test_model(TestModelSpec{{8}, {8, 3}, 2, 0});
+  REQUIRE(call(*s, Command::SET_MODEL_SECONDARY, 0, 0, model).status == AISRV_STATUS_OKAY);
+  auto r = with_sink(Command::GET_OUTPUT_TENSOR);  // no inference yet
+  CHECK(r.status == AISRV_STATUS_ERROR_INFER_ERR);
+  CHECK_FALSE(r.sent);
+  CHECK(with_sink(Command::GET_OUTPUT_TENSOR, 5).status == AISRV_STATUS_ERROR_BAD_TENSOR);
+  CHECK(sink.got.empty());
+  const std::vector<uint8_t> in{9, 8, 7, 6, 5, 4, 3, 2};
+  REQUIRE(call(*s, Command::SET_INPUT_TENSOR, 0, 0, in).status == AISRV_STATUS_OKAY);
+  REQUIRE(call(*s, Command::START_INFER).status == AISRV_STATUS_OKAY);
+  r = with_sink(Command::GET_OUTPUT_TENSOR, 1);
+  CHECK(r.status == AISRV_STATUS_OKAY);
+  CHECK(r.sent);
+  CHECK(r.payload.empty());
+  REQUIRE(sink.got.size() == 1);
+  CHECK(sink.got[0] == test::expected_output(in, 3, 1));
+  // Other answers still come in the payload, and a later request starts with `sent` cleared.
+  r = with_sink(Command::GET_INPUT_TENSOR);
+  CHECK_FALSE(r.sent);
+  CHECK(r.payload == in);
+  CHECK(sink.got.size() == 1);
+}

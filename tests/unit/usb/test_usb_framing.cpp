@@ -145,10 +145,13 @@ TEST_CASE("every payload length around packet multiples, both directions, with a
     // around the 256 KiB pieces both sides queue, and a transfer of several pieces
     for (size_t base : {size_t{256} << 10, size_t{1} << 20})
       for (int d : {-4, -1, 0, 1, 4}) lengths.push_back(base + d);
-    for (bool crc : {false, true}) {
+    // classic framing; one transfer without CRC (AISRV_CAP_USB_ONE_TRANSFER); one transfer with CRC
+    for (auto [crc, one] : {std::pair{false, false}, std::pair{false, true}, std::pair{true, false}}) {
+      rig.host->set_one_transfer(one);
       for (size_t n : lengths) {
         CAPTURE(mps);
         CAPTURE(crc);
+        CAPTURE(one);
         CAPTURE(n);
         rig.load(0, static_cast<uint32_t>(n), static_cast<uint32_t>(n), crc);
         const auto data = pattern(n, static_cast<uint8_t>(n));
@@ -157,6 +160,7 @@ TEST_CASE("every payload length around packet multiples, both directions, with a
         auto out = rig.link.out_sizes();
         auto expect = transfer_packets(n, mps);  // command packet, then the payload
         expect.insert(expect.begin(), 12);
+        if (one) expect = transfer_packets(12 + n, mps);      // header and payload in one transfer
         if (crc) expect = transfer_packets(12 + n + 4, mps);  // header, payload and CRC in one transfer
         CHECK(out == expect);
         rig.link.clear_trace();
@@ -169,7 +173,13 @@ TEST_CASE("every payload length around packet multiples, both directions, with a
         CHECK(rig.link.in_sizes() == in_expect);
       }
     }
-    // Zero-length payloads: a SET without data is the command packet plus a zero-length packet.
+    // Zero-length payloads: a SET without data is the command packet plus a zero-length packet (also with
+    // one-transfer SETs: 12 bytes alone are a command packet).
+    rig.host->set_one_transfer(true);
+    rig.link.clear_trace();
+    CHECK(rig.status_of(op(Command::START_INFER), 0, 0, {}, false) == AISRV_STATUS_OKAY);
+    CHECK(rig.link.out_sizes() == std::vector<size_t>{12, 0});
+    rig.host->set_one_transfer(false);
     rig.link.clear_trace();
     CHECK(rig.status_of(op(Command::START_INFER), 0, 0, {}, false) == AISRV_STATUS_OKAY);
     CHECK(rig.link.out_sizes() == std::vector<size_t>{12, 0});
@@ -230,6 +240,43 @@ TEST_CASE("input tensors are received into a buffer the engine adopts; other SET
   }
 }
 
+TEST_CASE("output tensors go on the bus straight from the engine: packets, trailer, errors, CRC damage") {
+  for (size_t mps : {size_t{64}, size_t{512}}) {
+    Rig rig(mps);
+    for (bool crc : {false, true}) {
+      for (size_t n : {size_t{1}, mps - 4, mps, mps + 1, 3 * mps, size_t{70001}}) {
+        CAPTURE(mps);
+        CAPTURE(crc);
+        CAPTURE(n);
+        rig.load(0, 16, static_cast<uint32_t>(n), crc);
+        // No inference yet: the status says why and no payload follows.
+        rig.link.clear_trace();
+        auto none = rig.call(op(Command::GET_OUTPUT_TENSOR), 0, 0, {}, crc);
+        REQUIRE(none.ok());
+        CHECK(none->status == AISRV_STATUS_ERROR_INFER_ERR);
+        CHECK(none->payload.empty());
+        const auto in = pattern(16, static_cast<uint8_t>(n));
+        REQUIRE(rig.status_of(op(Command::SET_INPUT_TENSOR), 0, 0, in, crc) == AISRV_STATUS_OKAY);
+        REQUIRE(rig.status_of(op(Command::START_INFER), 0, 0, {}, crc) == AISRV_STATUS_OKAY);
+        rig.link.clear_trace();
+        auto out = rig.call(op(Command::GET_OUTPUT_TENSOR), 0, 0, {}, crc);
+        REQUIRE(out.ok());
+        CHECK(out->status == AISRV_STATUS_OKAY);
+        CHECK(out->payload == test::expected_output(in, static_cast<uint32_t>(n), 0));
+        auto expect = transfer_packets(n + (crc ? 4 : 0), mps);
+        expect.insert(expect.begin(), 4);
+        CHECK(rig.link.in_sizes() == expect);
+      }
+    }
+    // A damaged packet of an answer sent from the tensor is caught by the host's CRC check.
+    rig.link.corrupt_in(2);
+    auto bad = rig.call(op(Command::GET_OUTPUT_TENSOR), 0, 0, {}, true);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().code == Errc::crc_error);
+    CHECK(rig.call(op(Command::GET_OUTPUT_TENSOR), 0, 0, {}, true).ok());
+  }
+}
+
 TEST_CASE("a CRC mismatch on a SET answers ERROR_CRC and applies nothing; without CRC the damage passes") {
   Rig rig(64);
   rig.load(0, 300, 300);
@@ -258,7 +305,7 @@ TEST_CASE("a CRC mismatch on a SET answers ERROR_CRC and applies nothing; withou
   CHECK(back->payload != good);
 }
 
-TEST_CASE("with the CRC flag the device also takes a separate command packet, then payload + CRC") {
+TEST_CASE("the device takes a SET as command packet + data, or as one transfer with or without the CRC flag") {
   Rig rig(64);
   rig.load(0, 100, 100);
   const auto data = pattern(100, 6);
@@ -278,15 +325,27 @@ TEST_CASE("with the CRC flag the device also takes a separate command packet, th
   auto back = rig.call(op(Command::GET_INPUT_TENSOR), 0, 0, {}, true);
   REQUIRE(back.ok());
   CHECK(back->payload == data);
-  // a combined transfer without the CRC flag is a framing error
+  // A SET's header and payload as one transfer without the CRC flag (AISRV_CAP_USB_ONE_TRANSFER) is taken too...
   std::vector<uint8_t> combined(packet.begin(), packet.end());
   combined[3] = 0;  // flag off
-  combined.insert(combined.end(), data.begin(), data.end());
+  const auto other = pattern(100, 60);
+  combined.insert(combined.end(), other.begin(), other.end());
   REQUIRE(ep.send(combined, deadline).ok());
+  status.clear();
+  r = ep.receive(64, [&](std::span<const uint8_t> p) { status.assign(p.begin(), p.end()); }, deadline);
+  REQUIRE(r.ok());
+  CHECK(status == std::vector<uint8_t>{0, 0, 0, 0});
+  CHECK(rig.call(op(Command::GET_INPUT_TENSOR), 0, 0, {}, false)->payload == other);
+  // ...but a GET's command packet with anything behind it is a framing error.
+  std::array<uint8_t, 12> get_packet{};
+  pusb::encode_command_packet(protocol::Header{op(Command::GET_INPUT_TENSOR), 0, 0}, false, get_packet);
+  std::vector<uint8_t> long_get(get_packet.begin(), get_packet.end());
+  long_get.push_back(1);
+  REQUIRE(ep.send(long_get, deadline).ok());
   r = ep.receive(64, {}, deadline);
   CHECK(r.io == client::usb::Io::stalled);
   REQUIRE(ep.clear_halts().ok());
-  CHECK(rig.session->last_error().message.find("only a SET with the CRC flag") != std::string::npos);
+  CHECK(rig.session->last_error().message.find("only a SET may carry its payload") != std::string::npos);
   CHECK(rig.status_of(op(Command::HELLO), 0, 0, {}, true) == AISRV_STATUS_OKAY);
 }
 

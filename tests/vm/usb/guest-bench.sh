@@ -14,10 +14,10 @@ raw_start() {  # raw_start SIZE: the raw sink/source with IN transfers of SIZE b
 }
 bench_run() {
   raw_start 1048576 || return 1
-  bench_usb --raw usb:1209:0002 --aisrv usb:1209:0001 --size 1048576 --count 16 --rounds 3 || return 1
+  bench_usb --raw usb:1209:0002 --aisrv usb:1209:0001 --size 1048576 --count 12 --rounds 7 || return 1
   # larger payloads: the cost per command is spread over more bytes
   raw_start 4194304 || return 1
-  bench_usb --raw usb:1209:0002 --aisrv usb:1209:0001 --size 4194304 --count 4 --rounds 3
+  bench_usb --raw usb:1209:0002 --aisrv usb:1209:0001 --size 4194304 --count 3 --rounds 5
 }
 phase raw-up usb-gadget up --name raw --pid 0x0002 --serial RAW
 phase aisrv-up usb-gadget up --serial BENCH

@@ -38,5 +38,6 @@
 #define AISRV_CAP_SENSOR 0x0010u        /* a sensor is configured on at least one engine */
 #define AISRV_CAP_GPIO 0x0020u          /* GPIO outputs are configured */
 #define AISRV_CAP_CHAIN 0x0040u         /* engine chaining configured */
+#define AISRV_CAP_USB_ONE_TRANSFER 0x0080u /* USB: a SET's header and payload may come as one transfer */
 
 #endif

@@ -50,6 +50,16 @@ struct Header {
 void encode_header(const Header& h, std::span<uint8_t, kHeaderSize> out);
 Header decode_header(std::span<const uint8_t, kHeaderSize> in);
 
+// A transport that can put an answer on the wire straight from where its bytes live offers this in Request::sink.
+// The interpreter then hands it an output tensor's bytes instead of copying them into Response::payload, and sets
+// Response::sent. Called at most once per request, when the status is OKAY and nothing can fail any more; the bytes
+// are valid only during the call (the engine is held meanwhile, so an inference cannot change them half-way).
+class PayloadSink {
+ public:
+  virtual ~PayloadSink() = default;
+  virtual void write(std::span<const uint8_t> payload) = 0;
+};
+
 // A decoded request as every transport hands it to the interpreter; the payload is a view into the transport's
 // receive buffer, valid until the response has been produced.
 struct Request {
@@ -58,16 +68,20 @@ struct Request {
   // Optional: the buffer `payload` views, which the interpreter may take instead of copying (a transport that can
   // receive into a fresh buffer next time sets it; it gets back a buffer of unspecified content).
   std::vector<uint8_t>* donor = nullptr;
+  // Optional: where a large answer may go without a copy (see PayloadSink).
+  PayloadSink* sink = nullptr;
 };
 
 // The interpreter's answer; transports frame it. `payload` is reused between requests to avoid reallocations.
 struct Response {
   uint32_t status = AISRV_STATUS_OKAY;
   std::vector<uint8_t> payload;
+  bool sent = false;  // status OKAY and the payload went to Request::sink (payload is empty)
 
   void clear() {
     status = AISRV_STATUS_OKAY;
     payload.clear();
+    sent = false;
   }
 };
 

@@ -53,7 +53,8 @@ class HostEndpoints {
   virtual size_t max_packet() const = 0;
   // Bulk OUT: queues `data` as packets (it must stay valid until flush()); an empty span is a zero-length packet.
   // No zero-length packet is added by itself. `following`: bytes the caller will send right behind this in the same
-  // command (lets the implementation choose between a synchronous transfer and several in flight).
+  // command, or expects back as its answer (lets the implementation choose between a synchronous transfer and
+  // transfers in flight while the answer's reads are queued).
   virtual IoResult send(std::span<const uint8_t> data, Deadline deadline, size_t following = 0) = 0;
   // Waits until everything sent is on the bus.
   virtual IoResult flush(Deadline deadline) = 0;
@@ -83,14 +84,20 @@ class UsbHostLink {
   IoResult reset();
   // True after the device disappeared during a command (the transport reopens it).
   bool gone() const { return gone_; }
+  // The device announced AISRV_CAP_USB_ONE_TRANSFER: a SET's header and payload go as one transfer also without the
+  // CRC flag (one command packet and one device turnaround fewer per SET).
+  void set_one_transfer(bool on) { one_transfer_ = on; }
 
  private:
   Error fail(const IoResult& r, const protocol::Header& h, const char* phase, Deadline deadline);
   Error stalled(const protocol::Header& h, const char* phase);
+  // Bytes a GET's answer is expected to take on IN (the last answer to the same command, trailer, ending packet).
+  size_t expected_answer(const protocol::Header& h, size_t trailer) const;
 
   HostEndpoints& ep_;
   std::string name_;
   bool gone_ = false;
+  bool one_transfer_ = false;
   std::vector<uint8_t> head_;  // with CRC: the header and the payload's first bytes (one packet)
   std::vector<uint8_t> tail_;  // with CRC: the payload's last partial packet plus the CRC
   // Size of the last answer per (cmd, engine, tensor): how much to read ahead for the next one.

@@ -36,7 +36,7 @@ namespace aisrv::phy::usb {
 class PayloadBuffer;
 class CrcWorker;
 
-class UsbSession {
+class UsbSession final : private protocol::PayloadSink {
  public:
   // Errc::internal when the payload buffer cannot be mapped.
   static Result<std::unique_ptr<UsbSession>> create(server::Server& server, DeviceEndpoints& endpoints,
@@ -65,6 +65,12 @@ class UsbSession {
   Step serve_one();
   Step io_failed(const IoResult& r, const char* phase);
   Step respond(const protocol::Header& h, bool crc);
+  // Status word, then (for a GET) the payload with its CRC trailer and terminating packet; `phase` names the part
+  // that failed.
+  IoResult send_answer(uint32_t status, std::span<const uint8_t> payload, bool has_payload, bool crc,
+                       const char*& phase);
+  // PayloadSink: the interpreter hands over an output tensor's bytes (status OKAY); they are queued at once.
+  void write(std::span<const uint8_t> payload) override;
   // Writes `message` to the debug log as the interpreter does (engine log + status bit, or the server log) and
   // returns the line.
   std::string note(const protocol::Header& h, Errc code, const std::string& message);
@@ -88,6 +94,9 @@ class UsbSession {
   std::vector<uint8_t> tail_;  // last short piece of a GET payload plus its CRC trailer
   protocol::Request request_;
   protocol::Response response_;
+  bool answer_crc_ = false;             // the command being answered uses the CRC trailer
+  IoResult answer_;                     // how write() went
+  const char* answer_phase_ = "status";
 
   mutable std::mutex mu_;
   protocol::usb::LastError last_error_;
