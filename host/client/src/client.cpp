@@ -49,8 +49,20 @@ Status Client::handshake() {
 
 Result<std::vector<uint8_t>> Client::call(uint32_t cmd, uint32_t engine, uint32_t tensor,
                                           std::span<const uint8_t> payload) {
-  AISRV_TRY(transport_->transact(protocol::Header{cmd, engine, tensor}, payload, response_));
-  if (response_.status == AISRV_STATUS_OKAY) return std::move(response_.payload);
+  std::vector<uint8_t> out;
+  AISRV_TRY(call(cmd, engine, tensor, payload, out));
+  return out;
+}
+
+Status Client::call(uint32_t cmd, uint32_t engine, uint32_t tensor, std::span<const uint8_t> payload,
+                    std::vector<uint8_t>& out) {
+  // The answer is received into out's storage (transports keep a payload vector's capacity), then handed back.
+  response_.payload.swap(out);
+  Status st = transport_->transact(protocol::Header{cmd, engine, tensor}, payload, response_);
+  response_.payload.swap(out);
+  if (st && response_.status == AISRV_STATUS_OKAY) return ok();
+  out.clear();
+  AISRV_TRY(std::move(st));
   const uint32_t status = response_.status;
   Error e{from_status(status), std::string(protocol::status_name(status)) + " from " +
                                    std::string(protocol::command_name(cmd))};
@@ -152,6 +164,10 @@ Status Client::start_inference(uint32_t engine) {
 
 Result<std::vector<uint8_t>> Client::get_output(uint32_t engine, uint32_t tensor) {
   return call(op(Command::GET_OUTPUT_TENSOR), engine, tensor);
+}
+
+Status Client::get_output(uint32_t engine, uint32_t tensor, std::vector<uint8_t>& out) {
+  return call(op(Command::GET_OUTPUT_TENSOR), engine, tensor, {}, out);
 }
 
 Status Client::cancel(uint32_t engine) {

@@ -198,6 +198,7 @@ Status UsbHostLink::transact(const protocol::Header& header, std::span<const uin
     uint32_t sum = crc ? pusb::crc32(0, status_bytes) : 0;
     size_t covered = 0;
     auto& out = response.payload;
+    out.reserve(read_ahead);  // the size of the last answer: no reallocation while it arrives
     r = ep_.receive(
         limit,
         [&](std::span<const uint8_t> part) {

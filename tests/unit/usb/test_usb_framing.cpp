@@ -539,6 +539,19 @@ TEST_CASE("the client library over the USB framing: handshake, typed errors with
   auto out = c.get_output(0, 0);
   REQUIRE(out.ok());
   CHECK(*out == test::expected_output(pattern(16, 0), 16, 0));
+  // Into a buffer the caller keeps: its storage is reused from one call to the next; an error leaves it empty.
+  std::vector<uint8_t> buf;
+  buf.reserve(64);
+  const uint8_t* storage = buf.data();
+  REQUIRE(c.get_output(0, 0, buf).ok());
+  CHECK(buf == *out);
+  CHECK(buf.data() == storage);
+  REQUIRE(c.get_output(0, 0, buf).ok());
+  CHECK(buf == *out);
+  auto missing = c.get_output(0, 3, buf);
+  REQUIRE(!missing.ok());
+  CHECK(missing.error().code == Errc::bad_tensor);
+  CHECK(buf.empty());
   auto e = c.spec(5);
   REQUIRE(!e.ok());
   CHECK(e.error().code == Errc::bad_engine);

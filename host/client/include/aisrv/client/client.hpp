@@ -52,6 +52,8 @@ class Client {
   Result<std::vector<uint8_t>> get_input(uint32_t engine, uint32_t tensor);
   Status start_inference(uint32_t engine);
   Result<std::vector<uint8_t>> get_output(uint32_t engine, uint32_t tensor);
+  // The same into `out`, whose storage is reused: no allocation per call when outputs are read in a loop.
+  Status get_output(uint32_t engine, uint32_t tensor, std::vector<uint8_t>& out);
   Status cancel(uint32_t engine);
 
   Result<std::vector<uint32_t>> timings(uint32_t engine);
@@ -62,6 +64,9 @@ class Client {
   // Any command: the raw response payload, or the error its status maps to.
   Result<std::vector<uint8_t>> call(uint32_t cmd, uint32_t engine, uint32_t tensor,
                                     std::span<const uint8_t> payload = {});
+  // The same with the answer in `out` (received into its storage when the transport can).
+  Status call(uint32_t cmd, uint32_t engine, uint32_t tensor, std::span<const uint8_t> payload,
+              std::vector<uint8_t>& out);
 
  private:
   std::unique_ptr<HostTransport> transport_;
