@@ -33,6 +33,8 @@ class Server::Workers {
     }
   }
   ~Workers() { pool_.join(); }
+  // Waits until nothing is queued, running or waiting on a timer any more.
+  void join() { pool_.join(); }
 
   // Queues `fn` in the engine's turn.
   template <typename Fn>
@@ -141,6 +143,9 @@ Server::Server(ServerOptions options, std::chrono::steady_clock::time_point epoc
 
 Server::~Server() {
   for (auto& e : engines_) stop_stream(*e);
+  // A stream round still running may schedule its next round through workers_: let everything finish (stopped
+  // rounds end at once) while workers_ is still there, then destroy it.
+  workers_->join();
   workers_.reset();
 }
 
