@@ -1,5 +1,6 @@
-// aisrv phy/usb — FunctionFS bulk endpoints: blocking read()/write() on large requests, interrupted by a
-// thread-directed signal when the host resets the link or the device stops.
+// aisrv phy/usb — FunctionFS bulk endpoints: blocking readv() of large requests scattered over the caller's buffers,
+// AIO writes collected later; a blocking read is interrupted by a thread-directed signal when the host resets the
+// link or the device stops.
 #include "ffs_endpoints.hpp"
 
 #include <endian.h>

@@ -1,5 +1,6 @@
-// aisrv phy/usb — device-side framing: command packet, data phase with the optional CRC trailer, interpreter call,
-// status and GET payload, stalls with a LastError record, and the ep0 vendor requests.
+// aisrv phy/usb — device-side framing: command packet, data phase with the optional CRC trailer (input tensors
+// received into a buffer the engine adopts), interpreter call, status and GET payload (output tensors straight from
+// the engine), stalls with a LastError record, and the ep0 vendor requests.
 #include "aisrv/phy/usb_session.hpp"
 
 #include <fmt/format.h>

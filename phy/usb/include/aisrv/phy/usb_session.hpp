@@ -1,7 +1,7 @@
 // aisrv phy/usb — the device side of the USB bulk framing (docs/transport-usb.md), over any DeviceEndpoints:
 // read a 12-byte command packet from bulk OUT; for a SET command read its payload (a transfer ended by a short or
-// zero-length packet, with a CRC-32 trailer when the command packet's CRC flag is set — then the payload and trailer
-// may also follow the header in the command packet's own transfer); hand the request to the
+// zero-length packet, with a CRC-32 trailer when the command packet's CRC flag is set; the payload and trailer may
+// also follow the header in the command packet's own transfer, AISRV_CAP_USB_ONE_TRANSFER); hand the request to the
 // interpreter; write the status word on bulk IN and, for a GET command, the payload ended the same way.
 //
 // Framing errors (a command packet that is not 12 bytes, data above the limit, a command addressed to no engine or
