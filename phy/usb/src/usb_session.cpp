@@ -126,8 +126,9 @@ UsbSession::Step UsbSession::serve_one() {
   }
   const size_t limit = size_t{server_.max_payload()};
   // The first transfer of a command: a 12-byte command packet, or — for a SET — the header, the payload and (with
-  // the CRC flag) the CRC in one transfer (AISRV_CAP_USB_ONE_TRANSFER). Read with room for the largest of those plus the terminating packet: the
-  // header into command_, then a payload of the last input tensor's size into donor_, the rest into the buffer.
+  // the CRC flag) the CRC in one transfer (AISRV_CAP_USB_ONE_TRANSFER). Read with room for the largest of those plus
+  // the terminating packet: the header into command_, then a payload of the last input tensor's size into donor_,
+  // the rest into the buffer.
   const size_t first_capacity =
       std::min(round_up(protocol::kHeaderSize + limit + pusb::kCrcSize + 1, mps), buffer_->size() / mps * mps);
   const size_t first_donor = first_capacity - protocol::kHeaderSize > donor_.size() ? donor_.size() : 0;
