@@ -158,10 +158,12 @@ Status EngineSlot::read_output(uint32_t index, std::vector<uint8_t>& out) {
   return ok();
 }
 
-Status EngineSlot::read_output(uint32_t index, protocol::PayloadSink& sink) {
+Result<bool> EngineSlot::read_output(uint32_t index, protocol::PayloadSink& sink, std::vector<uint8_t>& out) {
   std::lock_guard lock(mu_);
-  sink.write(AISRV_TRY(output_locked(index)));
-  return ok();
+  const auto src = AISRV_TRY(output_locked(index));
+  if (sink.write(src)) return true;
+  out.assign(src.begin(), src.end());
+  return false;
 }
 
 Status EngineSlot::copy_output(uint32_t index, std::span<uint8_t> out) {

@@ -42,8 +42,9 @@ class EngineSlot {
   Status write_input(uint32_t index, std::span<const uint8_t> data, std::vector<uint8_t>* donor = nullptr);
   Status read_input(uint32_t index, std::vector<uint8_t>& out);
   Status read_output(uint32_t index, std::vector<uint8_t>& out);
-  // The same without a copy: `sink` gets the tensor's bytes while the engine is held.
-  Status read_output(uint32_t index, protocol::PayloadSink& sink);
+  // The same without a copy when `sink` takes the tensor's bytes (offered while the engine is held): true; when it
+  // declines, they are copied into `out`: false.
+  Result<bool> read_output(uint32_t index, protocol::PayloadSink& sink, std::vector<uint8_t>& out);
   // Copies output `index` into `out`, which must have exactly the tensor's length (in-process channel).
   Status copy_output(uint32_t index, std::span<uint8_t> out);
   Result<uint32_t> input_length(uint32_t index);

@@ -15,8 +15,7 @@ Status get_input(CommandContext& c) { return c.slot->read_input(c.request.header
 
 Status get_output(CommandContext& c) {
   if (!c.request.sink) return c.slot->read_output(c.request.header.tensor, c.response.payload);
-  AISRV_TRY(c.slot->read_output(c.request.header.tensor, *c.request.sink));
-  c.response.sent = true;
+  c.response.sent = AISRV_TRY(c.slot->read_output(c.request.header.tensor, *c.request.sink, c.response.payload));
   return ok();
 }
 

@@ -278,14 +278,16 @@ IoResult FunctionFsEndpoints::receive(ReceiveParts parts) {
 }
 
 IoResult FunctionFsEndpoints::send(std::span<const uint8_t> head, std::span<const uint8_t> tail) {
-  // One request per chunk, queued without waiting (f_fs copies the data at submission); the last request carries
-  // the end of `head` and all of `tail` (gathered), so a payload and its CRC trailer leave as one request. Every
-  // request but the last is a multiple of the packet size.
+  // One request per piece, queued without waiting (f_fs copies the data at submission, so the first piece is on the
+  // bus while the next ones are copied); the last request carries the end of `head` and all of `tail` (gathered),
+  // so a payload and its CRC trailer leave as one request. Every request but the last is a multiple of the packet
+  // size.
   reap(false);
+  const size_t piece = std::min(kWritePiece, chunk_);
   size_t off = 0;  // position in head
   while (true) {
     const size_t rest = head.size() - off + tail.size();
-    const bool last = rest <= chunk_;
+    const bool last = rest <= piece;
     iovec iov[2];
     int count = 0;
     size_t len = 0;
@@ -294,7 +296,7 @@ IoResult FunctionFsEndpoints::send(std::span<const uint8_t> head, std::span<cons
       if (!tail.empty()) iov[count++] = {const_cast<uint8_t*>(tail.data()), tail.size()};
       len = rest;
     } else {
-      len = std::max<size_t>(1, std::min(chunk_, head.size() - off) / mps_.load()) * mps_.load();
+      len = std::max<size_t>(1, std::min(piece, head.size() - off) / mps_.load()) * mps_.load();
       iov[count++] = {const_cast<uint8_t*>(head.data() + off), len};
     }
     while (write_fifo_.size() == kWrites) reap(true);  // the host has not read the earlier ones yet

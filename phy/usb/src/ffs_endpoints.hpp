@@ -56,6 +56,8 @@ class FunctionFsEndpoints final : public DeviceEndpoints {
   static constexpr size_t kChunk = (1u << 20) + 4096;
   static constexpr size_t kSmallChunk = 256u << 10;
   static constexpr size_t kMaxReceiveParts = 4;
+  // Bytes per write request: the first is on the bus while f_fs copies the next (a multiple of every packet size).
+  static constexpr size_t kWritePiece = 256u << 10;
 
  private:
   struct Write {
@@ -66,7 +68,7 @@ class FunctionFsEndpoints final : public DeviceEndpoints {
     size_t length = 0;
     uint64_t epoch = 0;  // the command it belongs to (rearm() starts a new one)
   };
-  static constexpr size_t kWrites = 8;  // writes in flight (an answer takes up to 3 plus one per chunk)
+  static constexpr size_t kWrites = 32;  // writes in flight (an answer takes up to 3 plus one per piece)
 
   FunctionFsEndpoints(int out_fd, int in_fd, int signal, aio_context_t ctx);
   // Collects write completions (waiting for at least one when `wait`); the first failure is kept in write_error_.

@@ -27,6 +27,10 @@ constexpr size_t kKeepResident = 4u << 20;
 constexpr size_t kGranule = 4096;
 // Input tensors at least this large are received into a buffer of their own size that the engine may adopt.
 constexpr size_t kDonorMin = 64u << 10;
+// Output tensors up to this size are sent straight from the engine (PayloadSink); larger ones are copied first, so
+// the engine is never held while the session waits for the host to read (the FunctionFS endpoints queue 32 writes
+// of 256 KiB; an answer's status and terminating packet take two).
+constexpr size_t kSinkMax = 4u << 20;
 
 size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 
@@ -294,9 +298,12 @@ UsbSession::Step UsbSession::respond(const protocol::Header& h, bool crc) {
   return Step::next;
 }
 
-void UsbSession::write(std::span<const uint8_t> payload) {
+bool UsbSession::write(std::span<const uint8_t> payload) {
+  // Only what the endpoint can queue without waiting for the host: the engine is held during this call.
+  if (payload.size() > kSinkMax) return false;
   answer_phase_ = "status";
   answer_ = send_answer(AISRV_STATUS_OKAY, payload, true, answer_crc_, answer_phase_);
+  return true;
 }
 
 IoResult UsbSession::send_answer(uint32_t status, std::span<const uint8_t> payload, bool has_payload, bool crc,

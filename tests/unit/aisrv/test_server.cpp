@@ -377,10 +377,14 @@ TEST_CASE("acquire from a FIFO: waits for the writer's frame; a closed writer is
   CHECK(log_of(*s, 0).find("the writer closed the stream") != std::string::npos);
 }
 
-TEST_CASE("a transport's payload sink gets output tensors without a copy; errors never reach it") {
+TEST_CASE("a transport's payload sink gets output tensors without a copy or declines them; errors never reach it") {
   struct Sink final : PayloadSink {
     std::vector<std::vector<uint8_t>> got;
-    void write(std::span<const uint8_t> p) override { got.emplace_back(p.begin(), p.end()); }
+    bool take = true;
+    bool write(std::span<const uint8_t> p) override {
+      if (take) got.emplace_back(p.begin(), p.end());
+      return take;
+    }
   } sink;
   auto s = make_server(1);
   auto with_sink = [&](Command cmd, uint32_t tensor = 0) {
@@ -404,6 +408,14 @@ TEST_CASE("a transport's payload sink gets output tensors without a copy; errors
   CHECK(r.payload.empty());
   REQUIRE(sink.got.size() == 1);
   CHECK(sink.got[0] == test::expected_output(in, 3, 1));
+  // A sink that declines gets nothing; the answer comes in the payload as usual.
+  sink.take = false;
+  r = with_sink(Command::GET_OUTPUT_TENSOR, 0);
+  CHECK(r.status == AISRV_STATUS_OKAY);
+  CHECK_FALSE(r.sent);
+  CHECK(r.payload == test::expected_output(in, 8, 0));
+  CHECK(sink.got.size() == 1);
+  sink.take = true;
   // Other answers still come in the payload, and a later request starts with `sent` cleared.
   r = with_sink(Command::GET_INPUT_TENSOR);
   CHECK_FALSE(r.sent);

@@ -244,7 +244,10 @@ TEST_CASE("output tensors go on the bus straight from the engine: packets, trail
   for (size_t mps : {size_t{64}, size_t{512}}) {
     Rig rig(mps);
     for (bool crc : {false, true}) {
-      for (size_t n : {size_t{1}, mps - 4, mps, mps + 1, 3 * mps, size_t{70001}}) {
+      // (above 4 MiB the session declines the engine's bytes and the interpreter copies them: same bytes on the bus)
+      std::vector<size_t> sizes{1, mps - 4, mps, mps + 1, 3 * mps, 70001};
+      if (mps == 512) sizes.push_back((size_t{4} << 20) + 3);
+      for (size_t n : sizes) {
         CAPTURE(mps);
         CAPTURE(crc);
         CAPTURE(n);

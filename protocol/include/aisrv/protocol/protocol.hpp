@@ -51,13 +51,15 @@ void encode_header(const Header& h, std::span<uint8_t, kHeaderSize> out);
 Header decode_header(std::span<const uint8_t, kHeaderSize> in);
 
 // A transport that can put an answer on the wire straight from where its bytes live offers this in Request::sink.
-// The interpreter then hands it an output tensor's bytes instead of copying them into Response::payload, and sets
-// Response::sent. Called at most once per request, when the status is OKAY and nothing can fail any more; the bytes
-// are valid only during the call (the engine is held meanwhile, so an inference cannot change them half-way).
+// The interpreter then offers it an output tensor's bytes instead of copying them into Response::payload. Called at
+// most once per request, when the status is OKAY and nothing can fail any more; the bytes are valid only during the
+// call (the engine is held meanwhile, so an inference cannot change them half-way — and the sink must not wait for
+// the peer). Returns true when it took them (then Response::sent is set and the payload stays empty), false to
+// decline (the interpreter copies them into Response::payload as usual).
 class PayloadSink {
  public:
   virtual ~PayloadSink() = default;
-  virtual void write(std::span<const uint8_t> payload) = 0;
+  virtual bool write(std::span<const uint8_t> payload) = 0;
 };
 
 // A decoded request as every transport hands it to the interpreter; the payload is a view into the transport's

@@ -69,8 +69,9 @@ class UsbSession final : private protocol::PayloadSink {
   // that failed.
   IoResult send_answer(uint32_t status, std::span<const uint8_t> payload, bool has_payload, bool crc,
                        const char*& phase);
-  // PayloadSink: the interpreter hands over an output tensor's bytes (status OKAY); they are queued at once.
-  void write(std::span<const uint8_t> payload) override;
+  // PayloadSink: the interpreter offers an output tensor's bytes (status OKAY); up to kSinkMax they are queued at
+  // once, larger ones are declined (copied by the interpreter).
+  bool write(std::span<const uint8_t> payload) override;
   // Writes `message` to the debug log as the interpreter does (engine log + status bit, or the server log) and
   // returns the line.
   std::string note(const protocol::Header& h, Errc code, const std::string& message);
