@@ -6,23 +6,10 @@
 namespace aisrv::engine::cpu {
 
 Result<OpParams> prepare_conv_2d(const PrepareContext& ctx) {
-  AISRV_TRY(ctx.check_counts(2, 3, 1));
-  const auto& opt = std::get<Conv2DOptions>(ctx.op().options);
-  const TensorSpec& in = *AISRV_TRY(ctx.input(0, "input"));
-  const TensorSpec& filter = *AISRV_TRY(ctx.input(1, "filter"));
-  const TensorSpec& out = ctx.output();
-  AISRV_TRY(ctx.expect_type(in, {DType::int8, DType::uint8}, "input"));
-  AISRV_TRY(ctx.expect_same_type(in, filter, "input and filter"));
-  AISRV_TRY(ctx.expect_same_type(in, out, "input and output"));
-  AISRV_TRY(ctx.expect_constant(filter, "filter"));
-
   Conv2DParams p;
-  p.dtype = in.type;
-  p.input_shape = AISRV_TRY(ctx.dims4(in, "input"));
-  p.filter_shape = AISRV_TRY(ctx.dims4(filter, "filter"));
-  p.output_shape = AISRV_TRY(ctx.dims4(out, "output"));
+  const TensorSpec& filter = *AISRV_TRY(prepare_conv_operands(ctx, p));
+  const auto& opt = std::get<Conv2DOptions>(ctx.op().options);
   const Dims4 &is = p.input_shape, &fs = p.filter_shape, &os = p.output_shape;
-  if (os.n != is.n) return ctx.error("batch {} of the output differs from the input's {}", os.n, is.n);
   if (is.c % fs.c != 0)
     return ctx.error("input has {} channels, not a multiple of the filter's {}", is.c, fs.c);
   const int32_t groups = is.c / fs.c;
@@ -34,7 +21,7 @@ Result<OpParams> prepare_conv_2d(const PrepareContext& ctx) {
   p.bias = AISRV_TRY(bias_data(ctx, 2, os.c));
   const int64_t taps = int64_t{fs.h} * fs.w * fs.c;
   AISRV_TRY(check_accumulator_bound(ctx, filter, p.filter_offset, os.c, taps, taps, 1,
-                                    max_abs_offset_value(in.type, p.input_offset), p.bias));
+                                    max_abs_offset_value(p.dtype, p.input_offset), p.bias));
   p.input = ctx.read_input(0);
   p.filter = ctx.read_input(1);
   p.output = ctx.write_output();

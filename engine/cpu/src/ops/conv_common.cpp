@@ -109,6 +109,28 @@ Result<const int32_t*> bias_data(const PrepareContext& ctx, size_t input, int32_
   return static_cast<const int32_t*>(ctx.read_input(input));
 }
 
+template <typename Params>
+Result<const TensorSpec*> prepare_conv_operands(const PrepareContext& ctx, Params& p) {
+  AISRV_TRY(ctx.check_counts(2, 3, 1));
+  const TensorSpec& in = *AISRV_TRY(ctx.input(0, "input"));
+  const TensorSpec& filter = *AISRV_TRY(ctx.input(1, "filter"));
+  const TensorSpec& out = ctx.output();
+  AISRV_TRY(ctx.expect_type(in, {DType::int8, DType::uint8}, "input"));
+  AISRV_TRY(ctx.expect_same_type(in, filter, "input and filter"));
+  AISRV_TRY(ctx.expect_same_type(in, out, "input and output"));
+  AISRV_TRY(ctx.expect_constant(filter, "filter"));
+  p.dtype = in.type;
+  p.input_shape = AISRV_TRY(ctx.dims4(in, "input"));
+  p.filter_shape = AISRV_TRY(ctx.dims4(filter, "filter"));
+  p.output_shape = AISRV_TRY(ctx.dims4(out, "output"));
+  if (p.output_shape.n != p.input_shape.n)
+    return ctx.error("batch {} of the output differs from the input's {}", p.output_shape.n, p.input_shape.n);
+  return &filter;
+}
+
+template Result<const TensorSpec*> prepare_conv_operands(const PrepareContext&, Conv2DParams&);
+template Result<const TensorSpec*> prepare_conv_operands(const PrepareContext&, DepthwiseConv2DParams&);
+
 template <typename Params, typename Options>
 Result<void> prepare_conv_window_and_quantization(const PrepareContext& ctx, const Options& opt, int32_t scale_axis,
                                                   Params& p) {

@@ -45,6 +45,12 @@ Result<void> check_accumulator_bound(const PrepareContext& ctx, const TensorSpec
                                      int64_t channels, int64_t taps, int64_t channel_stride, int64_t tap_stride,
                                      int64_t max_input, const int32_t* bias);
 
+// The operand checks CONV_2D and DEPTHWISE_CONV_2D share: 2 or 3 inputs and one output; an 8-bit input, filter and
+// output of one type; a constant filter. Fills p.dtype and the three 4-D shapes; returns the filter. Instantiated
+// for Conv2DParams and DepthwiseConv2DParams.
+template <typename Params>
+Result<const TensorSpec*> prepare_conv_operands(const PrepareContext& ctx, Params& p);
+
 // What CONV_2D and DEPTHWISE_CONV_2D share once their shapes are checked (input 0, filter 1, bias 2, output 0):
 // strides and dilations, the output size checked against the window arithmetic, the padding, and the quantization —
 // int8: symmetric weights with one scale or one per output channel along dimension `scale_axis`; uint8: per-tensor
