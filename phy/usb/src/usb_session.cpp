@@ -25,7 +25,8 @@ namespace {
 constexpr size_t kKeepResident = 4u << 20;
 // The payload buffer's granule: a multiple of every bulk max packet size (64, 512, 1024).
 constexpr size_t kGranule = 4096;
-// Input tensors at least this large are received into a buffer of their own size that the engine may adopt.
+// SET payloads at least this large (in practice input tensors) are received into a buffer of their own size that
+// the engine may adopt.
 constexpr size_t kDonorMin = 64u << 10;
 // Output tensors up to this size are sent straight from the engine (PayloadSink); larger ones are copied first, so
 // the engine is never held while the session waits for the host to read (the FunctionFS endpoints queue 32 writes
@@ -131,7 +132,7 @@ UsbSession::Step UsbSession::serve_one() {
   const size_t limit = size_t{server_.max_payload()};
   // The first transfer of a command: a 12-byte command packet, or — for a SET — the header, the payload and (with
   // the CRC flag) the CRC in one transfer (AISRV_CAP_USB_ONE_TRANSFER). Read with room for the largest of those plus
-  // the terminating packet: the header into command_, then a payload of the last input tensor's size into donor_,
+  // the terminating packet: the header into command_, then a payload of the repeated SET size into donor_,
   // the rest into the buffer.
   const size_t first_capacity =
       std::min(round_up(protocol::kHeaderSize + limit + pusb::kCrcSize + 1, mps), buffer_->size() / mps * mps);
@@ -182,11 +183,9 @@ UsbSession::Step UsbSession::serve_one() {
       n = r.bytes - protocol::kHeaderSize;
       donor_part = first_donor;
     } else {
-      // Classic framing: the payload is the next transfer; an input tensor's goes into donor_ when it is that size.
+      // Classic framing: the payload is the next transfer, received as the first transfer is.
       const size_t capacity = std::min(round_up(limit + trailer + 1, mps), buffer_->size() / mps * mps);
-      donor_part = h.cmd == static_cast<uint32_t>(protocol::Command::SET_INPUT_TENSOR) && capacity > donor_.size()
-                       ? donor_.size()
-                       : 0;
+      donor_part = capacity > donor_.size() ? donor_.size() : 0;
       const std::array<std::span<uint8_t>, 2> parts{std::span<uint8_t>(donor_.data(), donor_part),
                                                     buffer_->span(capacity - donor_part)};
       r = endpoints_.receive(parts);
@@ -242,8 +241,7 @@ UsbSession::Step UsbSession::serve_one() {
                                                                                                        : nullptr;
   server_.handle(request_, response_);
   if (in_buffer > kKeepResident) buffer_->release_above(kKeepResident);
-  if (h.cmd == static_cast<uint32_t>(protocol::Command::SET_INPUT_TENSOR) && response_.status == AISRV_STATUS_OKAY)
-    size_donor(payload.size());
+  if (set && response_.status == AISRV_STATUS_OKAY) size_donor(payload.size());
 
   if (response_.status == AISRV_STATUS_ERROR_BAD_ENGINE || response_.status == AISRV_STATUS_ERROR_BAD_CMD) {
     // As XMOS: a command for no engine, or no command at all, stalls the link. The interpreter logged why.
@@ -276,11 +274,14 @@ uint8_t UsbSession::data_byte(size_t i, size_t donor_part, std::span<const uint8
 }
 
 void UsbSession::size_donor(size_t n) {
-  // Sized to an input tensor once the same size arrived twice in a row (several inputs of different sizes would
-  // otherwise reallocate it on every command); small tensors are not worth it.
+  // Sized to a payload once the same size was accepted twice in a row among the SETs of at least kDonorMin bytes —
+  // in an inference loop the input tensor (START_INFER and other small SETs in between do not count); a one-off
+  // size (a model) or inputs of different sizes in turn leave it as it is. Which command may adopt the buffer is
+  // the interpreter's business (Request::donor).
+  if (n < kDonorMin) return;
   const bool repeat = n == last_input_size_;
   last_input_size_ = n;
-  if (n < kDonorMin || !repeat || donor_.size() == n) return;
+  if (!repeat || donor_.size() == n) return;
   donor_.resize(n);
   donor_.shrink_to_fit();
 }

@@ -236,6 +236,20 @@ TEST_CASE("input tensors are received into a buffer the engine adopts; other SET
       const auto data = pattern(n, 123);
       REQUIRE(rig.status_of(op(Command::SET_INPUT_TENSOR), 0, 0, data, crc) == AISRV_STATUS_OKAY);
       CHECK(rig.call(op(Command::GET_INPUT_TENSOR), 0, 0, {}, crc)->payload == data);
+      // An inference loop from the start (START_INFER, an empty SET, between the inputs) adopts the inputs as well.
+      Rig loop(512);
+      loop.load(0, static_cast<uint32_t>(n), 64, crc);
+      storage.clear();
+      for (uint8_t i = 0; i < 4; ++i) {
+        const auto in = pattern(n, static_cast<uint8_t>(i + 40));
+        REQUIRE(loop.status_of(op(Command::SET_INPUT_TENSOR), 0, 0, in, crc) == AISRV_STATUS_OKAY);
+        REQUIRE(loop.status_of(op(Command::START_INFER), 0, 0, {}, crc) == AISRV_STATUS_OKAY);
+        CHECK(loop.call(op(Command::GET_INPUT_TENSOR), 0, 0, {}, crc)->payload == in);
+        storage.push_back(loop.engine0->input(0).data());
+      }
+      CHECK(storage[1] == storage[0]);  // the first two inputs are copied: the size is not known to repeat yet
+      CHECK(storage[2] != storage[1]);
+      CHECK(storage[3] != storage[2]);
     }
   }
 }

@@ -80,7 +80,7 @@ class UsbSession final : private protocol::PayloadSink {
   // `length` bytes (the payload) as one span, in place when possible.
   std::span<const uint8_t> gather(size_t n, size_t donor_part, size_t length);
   uint8_t data_byte(size_t i, size_t donor_part, std::span<const uint8_t> data) const;
-  void size_donor(size_t input_bytes);
+  void size_donor(size_t payload_bytes);
 
   server::Server& server_;
   DeviceEndpoints& endpoints_;
@@ -88,9 +88,10 @@ class UsbSession final : private protocol::PayloadSink {
   std::unique_ptr<PayloadBuffer> buffer_;
   std::unique_ptr<CrcWorker> crc_;
   std::array<uint8_t, protocol::kHeaderSize> command_{};  // the command packet as received
-  // Receives input tensors of the last size in place; handed to the engine, which gives its old storage back.
+  // Receives SET payloads of the repeated size in place (input tensors); offered to the interpreter as a donor, an
+  // engine that adopts it gives its old storage back.
   std::vector<uint8_t> donor_;
-  size_t last_input_size_ = 0;
+  size_t last_input_size_ = 0;  // the last accepted SET payload of at least kDonorMin bytes
   std::array<uint8_t, protocol::usb::kStatusSize> status_{};
   std::vector<uint8_t> tail_;  // last short piece of a GET payload plus its CRC trailer
   protocol::Request request_;
