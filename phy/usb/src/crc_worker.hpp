@@ -1,6 +1,7 @@
 // aisrv phy/usb (private) — a helper thread that computes the CRC-32 of one part of a payload while the session thread
 // does another part (the two are joined with crc32_combine): the device checks a large SET's trailer in about half
-// the time on a machine with a second core idle at that moment (the host waits for the status).
+// the time on a machine with a second core idle at that moment (the host waits for the status). Only where the bus
+// is idle meanwhile: a GET answer's CRC is summed on the session thread alone while the payload is on the bus.
 #pragma once
 
 #include <condition_variable>

@@ -14,7 +14,7 @@ raw_start() {  # raw_start SIZE: the raw sink/source with IN transfers of SIZE b
 }
 bench_run() {
   raw_start 1048576 || return 1
-  bench_usb --raw usb:1209:0002 --aisrv usb:1209:0001 --size 1048576 --count 12 --rounds 7 || return 1
+  bench_usb --raw usb:1209:0002 --aisrv usb:1209:0001 --size 1048576 --count 12 --rounds 11 || return 1
   # larger payloads: the cost per command is spread over more bytes
   raw_start 4194304 || return 1
   bench_usb --raw usb:1209:0002 --aisrv usb:1209:0001 --size 4194304 --count 3 --rounds 5
