@@ -171,15 +171,7 @@ Result<void> prepare_conv_window_and_quantization(const PrepareContext& ctx, con
     filter_zp = AISRV_TRY(ctx.zero_point(filter, "filter"));
     rq = AISRV_TRY(legacy_requant(ctx, in_scale, filter.quant.scale[0], ctx.optional_input(2), out_scale, os.c));
   }
-  p.output_multiplier = std::move(rq.multiplier);
-  p.output_shift = std::move(rq.shift);
-  p.input_offset = -in_zp;
-  p.filter_offset = -filter_zp;
-  p.output_offset = out_zp;
-  const ActivationRange act = AISRV_TRY(activation_range(opt.activation, out.type, out_scale, out_zp));
-  p.act_min = act.min;
-  p.act_max = act.max;
-  return {};
+  return set_output_stage(p, std::move(rq), in_zp, filter_zp, out_zp, out_scale, out.type, opt.activation);
 }
 
 template Result<void> prepare_conv_window_and_quantization(const PrepareContext&, const Conv2DOptions&, int32_t,

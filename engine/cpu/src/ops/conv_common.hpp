@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "../quant_math.hpp"
 #include "prepare.hpp"
 
 namespace aisrv::engine::cpu {
@@ -35,6 +36,23 @@ Result<ChannelRequant> per_channel_requant(const PrepareContext& ctx, float inpu
 // bias scale matches the product when a bias is present.
 Result<ChannelRequant> legacy_requant(const PrepareContext& ctx, float input_scale, float filter_scale,
                                       const TensorSpec* bias, float output_scale, int32_t channels);
+
+// The output stage CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED share: the requantization multipliers and shifts,
+// the offsets (input and filter zero points negated, the output's as is) and the activation clamp in the output's
+// quantized range.
+template <typename Params>
+Result<void> set_output_stage(Params& p, ChannelRequant rq, int32_t input_zp, int32_t filter_zp, int32_t output_zp,
+                              float output_scale, DType output_type, Activation activation) {
+  p.output_multiplier = std::move(rq.multiplier);
+  p.output_shift = std::move(rq.shift);
+  p.input_offset = -input_zp;
+  p.filter_offset = -filter_zp;
+  p.output_offset = output_zp;
+  const ActivationRange act = AISRV_TRY(activation_range(activation, output_type, output_scale, output_zp));
+  p.act_min = act.min;
+  p.act_max = act.max;
+  return {};
+}
 
 // Largest |q + offset| over the values q of an 8-bit type.
 int64_t max_abs_offset_value(DType type, int32_t offset);

@@ -55,14 +55,7 @@ Result<OpParams> prepare_fully_connected(const PrepareContext& ctx) {
     rq = AISRV_TRY(legacy_requant(ctx, in_scale, w.quant.scale[0], ctx.optional_input(2), out_scale,
                                   p.output_depth));
   }
-  p.output_multiplier = std::move(rq.multiplier);
-  p.output_shift = std::move(rq.shift);
-  p.input_offset = -in_zp;
-  p.filter_offset = -w_zp;
-  p.output_offset = out_zp;
-  const ActivationRange act = AISRV_TRY(activation_range(opt.activation, out.type, out_scale, out_zp));
-  p.act_min = act.min;
-  p.act_max = act.max;
+  AISRV_TRY(set_output_stage(p, std::move(rq), in_zp, w_zp, out_zp, out_scale, out.type, opt.activation));
 
   p.bias = AISRV_TRY(bias_data(ctx, 2, p.output_depth));
   AISRV_TRY(check_accumulator_bound(ctx, w, p.filter_offset, p.output_depth, p.accum_depth, p.accum_depth, 1,
