@@ -39,24 +39,20 @@ uint64_t xmos_read_bytes(uint64_t n) { return kXmosStatusPoll + 1 + 2 + ((n + 3)
 // Counts the bytes of every CS window the client clocks, independently of the client's own statistics.
 class CountingLink final : public client::SpiMasterLink {
  public:
-  explicit CountingLink(std::unique_ptr<client::SpiMasterLink> inner) : inner_(std::move(inner)), hal_(inner_->hal()) {}
+  explicit CountingLink(std::unique_ptr<client::SpiMasterLink> inner) : inner_(std::move(inner)) {}
   uint16_t max_frame() const override { return inner_->max_frame(); }
   std::string describe() const override { return inner_->describe(); }
   uint64_t bytes = 0;
   uint64_t transactions = 0;
 
  private:
-  int collect(const uint8_t* tx, uint8_t* rx, size_t len) override {
-    bytes += len;
-    return hal_.transfer(hal_.ctx, tx, rx, len);
-  }
-  int select(int active) override {
-    if (!active) ++transactions;
-    return hal_.select(hal_.ctx, active);
+  int transact(std::span<const uint8_t> mosi, std::vector<uint8_t>& miso) override {
+    bytes += mosi.size();
+    ++transactions;
+    return inner_->transaction(mosi, miso);
   }
 
   std::unique_ptr<client::SpiMasterLink> inner_;
-  aisrv_mcu_hal_t hal_;
 };
 
 struct Rig {

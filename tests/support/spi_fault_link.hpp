@@ -7,7 +7,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <memory>
 #include <random>
@@ -38,7 +37,7 @@ inline const char* fault_name(SpiFault f) {
 class FaultyLink final : public client::SpiMasterLink {
  public:
   FaultyLink(std::unique_ptr<client::SpiMasterLink> inner, SpiFault fault, unsigned every, uint32_t seed = 1)
-      : inner_(std::move(inner)), inner_hal_(inner_->hal()), fault_(fault), every_(every), rng_(seed) {}
+      : inner_(std::move(inner)), fault_(fault), every_(every), rng_(seed) {}
 
   void set_fault(SpiFault fault, unsigned every) {
     fault_ = fault;
@@ -53,43 +52,29 @@ class FaultyLink final : public client::SpiMasterLink {
   std::string describe() const override { return "faulty(" + inner_->describe() + ")"; }
 
  private:
-  // The HAL's transfer: the bytes of this CS window, clocked (and damaged) when CS is released.
-  int collect(const uint8_t* tx, uint8_t* rx, size_t len) override {
-    const size_t at = out_.size();
-    out_.resize(at + len, static_cast<uint8_t>(AISRV_SPI_FILLER));
-    if (tx) std::memcpy(out_.data() + at, tx, len);
-    pieces_.push_back({rx, len});
-    return 0;
-  }
-
   // One transaction on the inner link.
   std::vector<uint8_t> clock(const std::vector<uint8_t>& mosi) {
     std::vector<uint8_t> miso(mosi.size(), AISRV_SPI_FILLER);
-    inner_hal_.select(inner_hal_.ctx, 1);
-    if (!mosi.empty()) inner_hal_.transfer(inner_hal_.ctx, mosi.data(), miso.data(), mosi.size());
-    inner_hal_.select(inner_hal_.ctx, 0);
+    (void)inner_->transaction(mosi, miso);
     return miso;
   }
 
-  int select(int active) override {
-    if (active) {
-      out_.clear();
-      pieces_.clear();
-      return 0;
-    }
+  // A CS window, clocked (and damaged) when CS is released.
+  int transact(std::span<const uint8_t> window, std::vector<uint8_t>& miso) override {
     ++count_;
     if (before_transaction) before_transaction(count_);
-    const size_t n = out_.size();
+    const std::vector<uint8_t> out(window.begin(), window.end());
+    const size_t n = out.size();
     std::vector<uint8_t> in;
     const bool hit = fault_ != SpiFault::none && every_ && n > 1 &&
                      std::uniform_int_distribution<unsigned>(1, every_)(rng_) == 1;
     if (!hit) {
-      in = clock(out_);
+      in = clock(out);
     } else {
       ++injected_;
       const size_t k = std::uniform_int_distribution<size_t>(0, n - 1)(rng_);
       const auto bit = static_cast<uint8_t>(1u << std::uniform_int_distribution<int>(0, 7)(rng_));
-      auto mosi = out_;
+      auto mosi = out;
       switch (fault_) {
         case SpiFault::flip_mosi:
           mosi[k] ^= bit;
@@ -134,12 +119,8 @@ class FaultyLink final : public client::SpiMasterLink {
           break;
       }
     }
-    if (std::getenv("AISRV_SPI_TRACE")) trace(hit, out_, in);
-    size_t at = 0;
-    for (const auto& [rx, len] : pieces_) {
-      if (rx) std::memcpy(rx, in.data() + at, len);
-      at += len;
-    }
+    if (std::getenv("AISRV_SPI_TRACE")) trace(hit, out, in);
+    miso = std::move(in);
     return 0;
   }
 
@@ -159,14 +140,11 @@ class FaultyLink final : public client::SpiMasterLink {
   }
 
   std::unique_ptr<client::SpiMasterLink> inner_;
-  aisrv_mcu_hal_t inner_hal_;
   SpiFault fault_;
   unsigned every_;
   std::mt19937 rng_;
   unsigned count_ = 0;
   unsigned injected_ = 0;
-  std::vector<uint8_t> out_;
-  std::vector<std::pair<uint8_t*, size_t>> pieces_;
 };
 
 }  // namespace aisrv::test

@@ -1,11 +1,11 @@
-// aisrv host — the simulated wire's master end (Boost.Asio, Unix stream socket): a CS window is collected and sent
-// as one transaction {u32 n, n MOSI bytes}; the slave answers n MISO bytes. When no slave is there (not started,
+// aisrv host — the simulated wire's master end (Boost.Asio, Unix stream socket): a CS window is sent as one
+// transaction {u32 n, n MOSI bytes}; the slave answers n MISO bytes. When no slave is there (not started,
 // restarted, gone) the MISO bytes read as filler, exactly as on an empty bus, and the next window reconnects.
 #include <utility>  // before Asio: its awaitable.hpp uses std::exchange without including it
 
 #include <boost/asio.hpp>
 
-#include <cstring>
+#include <array>
 #include <thread>
 #include <vector>
 
@@ -38,38 +38,20 @@ class SimMaster final : public SpiMasterLink {
   std::string describe() const override { return "spi-sim:" + path_; }
 
  private:
-  int collect(const uint8_t* tx, uint8_t* rx, size_t len) override {
-    const size_t at = out_.size();
-    out_.resize(at + len, static_cast<uint8_t>(AISRV_SPI_FILLER));
-    if (tx) std::memcpy(out_.data() + at, tx, len);
-    pieces_.push_back({rx, len});
-    return 0;
-  }
-
-  int select(int active) override {
-    if (active) {
-      out_.assign(4, 0);  // room for the length prefix
-      pieces_.clear();
-      return 0;
-    }
-    const size_t n = out_.size() - 4;
-    aisrv_put_u32(out_.data(), static_cast<uint32_t>(n));
-    in_.assign(n, static_cast<uint8_t>(AISRV_SPI_FILLER));
-    if (n && try_connect() && !exchange()) drop();
-    size_t at = 0;
-    for (const auto& [rx, len] : pieces_) {
-      if (rx) std::memcpy(rx, in_.data() + at, len);
-      at += len;
-    }
+  int transact(std::span<const uint8_t> mosi, std::vector<uint8_t>& miso) override {
+    if (!mosi.empty() && try_connect() && !exchange(mosi, miso)) drop();
     return 0;
   }
 
   // One transaction; false when the slave vanished or did not take it in time (the MISO bytes stay filler).
-  bool exchange() {
+  bool exchange(std::span<const uint8_t> mosi, std::vector<uint8_t>& miso) {
     bool wrote = false, read = false;
     boost::system::error_code wec, rec;
-    std::vector<uint8_t> reply(in_.size());
-    asio::async_write(*sock_, asio::buffer(out_), [&](auto ec, size_t) {
+    std::array<uint8_t, 4> prefix{};
+    aisrv_put_u32(prefix.data(), static_cast<uint32_t>(mosi.size()));
+    const std::array<asio::const_buffer, 2> request{asio::buffer(prefix), asio::buffer(mosi.data(), mosi.size())};
+    std::vector<uint8_t> reply(mosi.size());
+    asio::async_write(*sock_, request, [&](auto ec, size_t) {
       wec = ec;
       wrote = true;
     });
@@ -85,7 +67,7 @@ class SimMaster final : public SpiMasterLink {
       io_.poll();  // the aborted handlers run while their captures are alive
       return false;
     }
-    in_ = std::move(reply);
+    miso = std::move(reply);
     return true;
   }
 
@@ -100,9 +82,6 @@ class SimMaster final : public SpiMasterLink {
   std::chrono::milliseconds reply_timeout_;
   asio::io_context io_;
   std::optional<UnixProto::socket> sock_;
-  std::vector<uint8_t> out_;
-  std::vector<uint8_t> in_;
-  std::vector<std::pair<uint8_t*, size_t>> pieces_;
 };
 
 }  // namespace

@@ -1,4 +1,4 @@
-// aisrv host — Linux spidev as SPI master: a CS window becomes one full-duplex SPI_IOC_MESSAGE(1) (CS asserted for
+// aisrv host — Linux spidev as SPI master: a CS window (a transaction) becomes one full-duplex SPI_IOC_MESSAGE(1) (CS asserted for
 // the whole message, released after it). Transfers are limited by the driver's bufsiz (module parameter, 4096 by
 // default), so the largest frame is min(4092, bufsiz) unless bufsiz was raised.
 #include <fcntl.h>
@@ -63,44 +63,21 @@ class SpidevMaster final : public SpiMasterLink {
   std::string describe() const override { return fmt::format("spi:{}:{}", device_, hz_); }
 
  private:
-  int collect(const uint8_t* tx, uint8_t* rx, size_t len) override {
-    const size_t at = out_.size();
-    out_.resize(at + len, static_cast<uint8_t>(AISRV_SPI_FILLER));
-    if (tx) std::memcpy(out_.data() + at, tx, len);
-    pieces_.push_back({rx, len});
-    return 0;
-  }
-
-  int select(int active) override {
-    if (active) {
-      out_.clear();
-      pieces_.clear();
-      return 0;
-    }
-    in_.assign(out_.size(), 0);
-    if (!out_.empty()) {
-      spi_ioc_transfer x{};
-      x.tx_buf = reinterpret_cast<uintptr_t>(out_.data());
-      x.rx_buf = reinterpret_cast<uintptr_t>(in_.data());
-      x.len = static_cast<uint32_t>(out_.size());
-      x.speed_hz = hz_;
-      x.bits_per_word = 8;
-      if (::ioctl(fd_, SPI_IOC_MESSAGE(1), &x) < 0) return -1;
-    }
-    size_t at = 0;
-    for (const auto& [rx, len] : pieces_) {
-      if (rx) std::memcpy(rx, in_.data() + at, len);
-      at += len;
-    }
-    return 0;
+  int transact(std::span<const uint8_t> mosi, std::vector<uint8_t>& miso) override {
+    if (mosi.empty()) return 0;
+    spi_ioc_transfer x{};
+    x.tx_buf = reinterpret_cast<uintptr_t>(mosi.data());
+    x.rx_buf = reinterpret_cast<uintptr_t>(miso.data());
+    x.len = static_cast<uint32_t>(mosi.size());
+    x.speed_hz = hz_;
+    x.bits_per_word = 8;
+    return ::ioctl(fd_, SPI_IOC_MESSAGE(1), &x) < 0 ? -1 : 0;
   }
 
   std::string device_;
   uint32_t hz_;
   int fd_ = -1;
   uint16_t max_frame_ = AISRV_SPI_DEFAULT_FRAME;
-  std::vector<uint8_t> out_, in_;
-  std::vector<std::pair<uint8_t*, size_t>> pieces_;
 };
 
 }  // namespace
