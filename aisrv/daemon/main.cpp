@@ -45,7 +45,6 @@ int main(int argc, char** argv) {
   std::vector<std::string> spi_args;
   unsigned spi_frame = AISRV_SPI_DEFAULT_FRAME, spi_mode = 0, spi_timeout_ms = 5000;
   bool spi_fixed = false;
-
   CLI::App app{"aisrvd — the aisrv AI server: serves the aisrv protocol (docs/protocol.md) on sockets, USB and SPI "
                "to inference engines",
                "aisrvd"};
@@ -53,8 +52,9 @@ int main(int argc, char** argv) {
                                         std::to_string(AISRV_PROTOCOL_MAJOR) + "." +
                                         std::to_string(AISRV_PROTOCOL_MINOR) + ")");
   app.add_option("-l,--listen", listen_args,
-                 "Listen on unix:PATH (mode 0660), tcp:PORT (loopback) or tcp:HOST:PORT (repeatable; default " +
-                     protocol::default_socket_target() + ")");
+                 "Listen on unix:PATH, tcp:PORT (loopback) or tcp:HOST:PORT (loopback unless --allow-remote) "
+                 "(repeatable; default " +
+                     protocol::default_socket_target() + ", in a directory only this user can write)");
   app.add_option("--usb-ffs", usb_ffs,
                  "Serve USB on the FunctionFS mount DIR (set it up with tools/usb-gadget up; bind the gadget after "
                  "aisrvd started: tools/usb-gadget bind). Without --listen, no socket is opened then");
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   app.add_option("--max-payload", max_payload_text, "Largest request payload accepted (e.g. 16M; at most 64M)");
-  app.add_option("--io-threads", io_threads, "Socket event-loop threads")->check(CLI::Range(1, 64));
+  app.add_option("--io-threads", io_threads, "Socket event-loop threads (default 1)")->check(CLI::Range(1, 64));
   app.add_option("--flash", flash_spec,
                  "Model store: an image file (created and formatted when missing or blank) or mtd:/dev/mtdN (formatted "
                  "only when erased); engine N's stored model is client N (docs/flash-format.md)");
@@ -90,6 +90,8 @@ int main(int argc, char** argv) {
   app.add_option("--flash-clients", flash_clients, "Clients (engine numbers) of a newly formatted store")
       ->check(CLI::Range(1u, 64u));
   app.add_option("--boot", boot, "Engine N loads its stored model from flash at start (repeatable)");
+  daemon::ClientOptions clients;
+  daemon::add_client_options(app, clients);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -115,6 +117,10 @@ int main(int argc, char** argv) {
   if (!max_payload) return fail(kExitUsage, max_payload.error());
   if (*max_payload == 0 || *max_payload > AISRV_MAX_PAYLOAD)
     return fail(kExitUsage, make_error(Errc::invalid_argument, "--max-payload must be 1..{}", AISRV_MAX_PAYLOAD));
+
+  daemon::ServeOptions serve;
+  serve.socket.io_threads = io_threads;
+  if (auto st = daemon::apply_client_options(clients, serve); !st) return fail(kExitUsage, st.error());
 
   std::vector<std::unique_ptr<engine::InferenceBackend>> backends;
   for (size_t i = 0; i < specs->size(); ++i) {
@@ -155,14 +161,12 @@ int main(int argc, char** argv) {
     return fail(kExitUsage, make_error(Errc::invalid_argument, "--boot needs --flash PATH"));
   }
 
-  daemon::ServeOptions serve;
   serve.store = store.store.get();
   serve.boot = boot;
   serve.listen = listen_args;
   serve.usb_ffs = usb_ffs;
   serve.chains = *chains;
   serve.max_payload = static_cast<uint32_t>(*max_payload);
-  serve.io_threads = io_threads;
   serve.spi = spi_args;
   serve.spi_frame = static_cast<uint16_t>(spi_frame);
   serve.spi_fixed = spi_fixed;

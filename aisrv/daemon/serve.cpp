@@ -5,7 +5,10 @@
 #include <spdlog/spdlog.h>
 
 #include <csignal>
+#include <future>
+#include <thread>
 
+#include "aisrv/flash/store.hpp"
 #include "aisrv/build_info.hpp"
 #include "aisrv/phy/socket_server.hpp"
 #include "aisrv/phy/usb_function.hpp"
@@ -32,6 +35,49 @@ void block_termination_signals() {
   std::signal(SIGPIPE, SIG_IGN);
 }
 
+namespace {
+
+// SIGTERM/SIGINT: stop taking clients, answer what is in flight (queued requests are answered ERROR_CANCELLED at
+// once), cancel inferences still running at the deadline, close the transports, sync the store. A shutdown that
+// cannot finish (a backend that ignores cancel) ends the process with kExitShutdownTimeout after a grace period.
+int shut_down(const char* signal, const ServeOptions& options, server::Server& server, phy::SocketServer& sockets,
+              phy::UsbFunctionServer* usb, std::vector<std::unique_ptr<phy::spi::SpiServer>>& spi,
+              const std::shared_ptr<spdlog::logger>& logger) {
+  const auto timeout = options.shutdown_timeout;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto grace = std::min<std::chrono::milliseconds>(timeout, std::chrono::milliseconds(5000));
+  logger->info("{} received: shutting down; requests in flight get up to {} ms", signal, timeout.count());
+  // Leaves without waiting when the orderly steps below cannot finish (the store is power-cut safe).
+  std::promise<void> finished;
+  std::thread watchdog([fut = finished.get_future(), deadline, grace, logger]() mutable {
+    if (fut.wait_until(deadline + 2 * grace) == std::future_status::ready) return;
+    logger->error("shutdown did not finish in time; exiting without waiting for the engines");
+    logger->flush();
+    std::_Exit(kExitShutdownTimeout);
+  });
+  sockets.stop_accepting();
+  server.begin_shutdown();
+  bool clean = sockets.drain(deadline);
+  if (!clean || !server.wait_idle(deadline)) {
+    clean = false;
+    logger->warn("requests still running after {} ms: cancelling the running inferences", timeout.count());
+    server.cancel_running();
+  }
+  if (usb) usb->stop();
+  for (auto& port : spi) port->stop();
+  sockets.stop();
+  if (!server.wait_idle(std::chrono::steady_clock::now() + grace)) clean = false;
+  if (options.store) {
+    if (auto st = options.store->device().sync(); !st) logger->error("model store: sync failed: {}", st.error().message);
+  }
+  finished.set_value();
+  watchdog.join();
+  logger->info("stopped{}", clean ? "" : " (in-flight work was cancelled at the shutdown deadline)");
+  return 0;
+}
+
+}  // namespace
+
 int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::InferenceBackend>> backends,
           std::shared_ptr<spdlog::logger> logger) {
   server::ServerOptions so;
@@ -41,6 +87,8 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
   // The USB framing's CRC trailer and one-transfer SETs.
   if (!options.usb_ffs.empty()) so.extra_capabilities |= AISRV_CAP_CRC32 | AISRV_CAP_USB_ONE_TRANSFER;
   so.store = options.store;
+  so.access = options.access;
+  so.session = options.session;
   for (const auto& [engine, path] : options.sensors) {
     auto source = server::open_raw_frame_source(path);
     if (!source) {
@@ -58,6 +106,7 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
   }
   // --boot: engines load their stored model as SET_MODEL_SECONDARY_FLASH would; a failure is logged (the engine's
   // debug log says why) and the engine serves without a model, so a host can repair it over the protocol.
+  auto boot_session = (*server)->open_session(server::Peer::of("internal", "--boot"));
   for (uint32_t n : options.boot) {
     if (n >= (*server)->engine_count()) {
       logger->error("--boot {}: engine {} does not exist (engines 0..{})", n, n, (*server)->engine_count() - 1);
@@ -70,10 +119,17 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
     protocol::Request req{protocol::Header{static_cast<uint32_t>(protocol::Command::SET_MODEL_SECONDARY_FLASH), n, 0},
                           {}};
     protocol::Response resp;
-    (*server)->handle(req, resp);
-    if (resp.status == AISRV_STATUS_OKAY) logger->info("engine {}: booted its stored model from flash", n);
-    else logger->error("engine {}: boot from flash failed ({})", n, protocol::status_names(resp.status));
+    (*server)->handle(*boot_session, req, resp);
+    if (resp.status == AISRV_STATUS_OKAY) {
+      logger->info("engine {}: booted its stored model from flash", n);
+    } else {
+      // Everyone who uses the engine later needs to know why it has no model: a shared line, not the boot session's.
+      const std::string why = boot_session->last_line(n);
+      (*server)->engine(n)->log().add(fmt::format("boot from flash failed ({}): {}", protocol::status_names(resp.status), why));
+      logger->error("engine {}: boot from flash failed ({}): {}", n, protocol::status_names(resp.status), why);
+    }
   }
+  (*server)->close_session(*boot_session, "boot done");
 
   // SPI ports first: their sockets/devices exist before the server announces itself on a socket.
   std::vector<std::unique_ptr<phy::spi::SpiServer>> spi_servers;
@@ -97,8 +153,7 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
     spi_servers.push_back(std::move(spi));
   }
 
-  phy::SocketServerOptions sockopts;
-  sockopts.io_threads = options.io_threads;
+  phy::SocketServerOptions sockopts = options.socket;
   sockopts.logger = logger;
   phy::SocketServer sockets(**server, sockopts);
   std::vector<std::string> listen = options.listen;
@@ -114,7 +169,11 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
       logger->error("{}", bound.error().message);
       return bound.error().code == Errc::invalid_argument ? kExitUsage : kExitStartup;
     }
-    logger->info("listening on {}", bound->to_string());
+    if (bound->kind == protocol::SocketEndpoint::Kind::unix_socket)
+      logger->info("listening on {} (mode {:04o}{})", bound->to_string(), sockopts.socket_mode,
+                   sockopts.socket_group ? fmt::format(", group {}", *sockopts.socket_group) : "");
+    else
+      logger->info("listening on {}", bound->to_string());
   }
   sockets.start();
   std::unique_ptr<phy::UsbFunctionServer> usb;
@@ -135,12 +194,7 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
   const sigset_t s = termination_signals();
   int sig = 0;
   sigwait(&s, &sig);
-  logger->info("{} received, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
-  if (usb) usb->stop();
-  for (auto& spi : spi_servers) spi->stop();
-  sockets.stop();
-  logger->info("stopped");
-  return 0;
+  return shut_down(sig == SIGINT ? "SIGINT" : "SIGTERM", options, **server, sockets, usb.get(), spi_servers, logger);
 }
 
 }  // namespace aisrv::daemon

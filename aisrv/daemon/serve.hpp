@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "aisrv/engine/backend.hpp"
+#include "aisrv/phy/socket_server.hpp"
 #include "aisrv/protocol/limits.h"
 #include "aisrv/protocol/result.hpp"
 #include "aisrv/protocol/spi_link.h"
+#include "aisrv/server.hpp"
 
 namespace spdlog {
 class logger;
@@ -27,7 +29,6 @@ struct ServeOptions {
   std::string usb_ffs;              // FunctionFS mount to serve USB on (empty: no USB)
   std::vector<std::pair<uint32_t, uint32_t>> chains;
   uint32_t max_payload = AISRV_MAX_PAYLOAD;
-  size_t io_threads = 1;
   std::vector<std::pair<uint32_t, std::string>> sensors;  // engine -> raw frame source path
   unsigned stream_fps = 10;                              // START_ACQUIRE_STREAM rate
   flash::ModelStore* store = nullptr;  // --flash (not owned; outlives serve())
@@ -38,15 +39,25 @@ struct ServeOptions {
   bool spi_fixed = false;                        // the slave controller needs the transfer length in advance
   uint8_t spi_mode = 0;                          // SPI mode 0..3 (spidev)
   uint32_t spi_timeout_ms = 5000;                // an incomplete SPI transfer idle this long is discarded
+  // Many clients (docs/security.md): connection limits, timeouts, socket permissions (io_threads and logger of
+  // `socket` are set by serve), who may do what, per-session caps.
+  phy::SocketServerOptions socket;
+  server::AccessOptions access;
+  server::SessionLimits session;
+  // SIGTERM/SIGINT: how long requests in flight may take to be answered before running inferences are cancelled.
+  std::chrono::milliseconds shutdown_timeout{10000};
 };
 
 // Blocks SIGINT/SIGTERM for the calling process; call before any thread is started.
 void block_termination_signals();
 
 // Exit codes of aisrvd: 0 after a clean shutdown, 1 when start-up failed (a socket could not be bound…),
-// 2 for a configuration that cannot work (bad option values, chains, sensors). The reason is always logged.
+// 2 for a configuration that cannot work (bad option values, chains, sensors), 3 when a shutdown did not finish in
+// time (--shutdown-timeout, plus a grace period after running inferences were cancelled) and the process left
+// without waiting. The reason is always logged.
 inline constexpr int kExitStartup = 1;
 inline constexpr int kExitUsage = 2;
+inline constexpr int kExitShutdownTimeout = 3;
 
 // Returns the process exit code (above).
 int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::InferenceBackend>> backends,

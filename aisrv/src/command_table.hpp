@@ -1,7 +1,7 @@
 // aisrv interpreter (private) — the opcode -> handler table and the context a handler runs with. Handlers live in
 // src/commands/, one file per command group; each group registers its rows. Dispatch does the checks every command
-// shares (known opcode, engine range, payload allowed) before calling a handler, and turns a handler's error into
-// the status word plus a debug-log line.
+// shares (known opcode, engine range, payload allowed, access) before calling a handler, and turns a handler's error
+// into the session's status bit plus a debug-log line.
 #pragma once
 
 #include <array>
@@ -14,6 +14,7 @@ namespace aisrv::server {
 
 struct CommandContext {
   Server& server;
+  Session& session;
   EngineSlot* slot;  // the addressed engine; null for commands with Scope::server
   const protocol::Request& request;
   protocol::Response& response;
@@ -23,17 +24,23 @@ struct CommandContext {
 using HandlerFn = Status (*)(CommandContext&);
 
 enum class Scope : uint8_t {
-  engine,  // needs a valid engine number; runs in the engine's turn
-  server,  // engine number not used (or checked by the handler); answered at once
+  engine,  // needs a valid engine number
+  server,  // engine number not used (or checked by the handler)
 };
 
 enum class Payload : uint8_t { none, any };
 
-// How submit() runs an engine-scope command.
+// Where a command runs.
 enum class Run : uint8_t {
-  queued,     // always in the engine's turn, on its strand (may call the backend's load/invoke: can be long)
-  quick,      // on the caller's thread when nothing is queued for the engine, else in its turn (never long)
-  immediate,  // at once, lock-free (status polls)
+  immediate,  // on the caller's thread, without the engine's lock (status, identity, the session's own tensors)
+  queued,     // in the engine's turn (server scope: the server's queue); may call the backend's load/invoke
+};
+
+// Who may send it (docs/security.md).
+enum class Access : uint8_t {
+  open,   // also before AUTH (HELLO, GET_VERSION, GET_ID, AUTH)
+  use,    // any authenticated session: its own tensors, inference, status, reading shared facts
+  admin,  // changes what every session shares: models, the store, streams, sensor registers
 };
 
 struct Handler {
@@ -41,6 +48,7 @@ struct Handler {
   Scope scope = Scope::engine;
   Payload payload = Payload::none;
   Run run = Run::queued;
+  Access access = Access::use;
 };
 
 class CommandTable {
@@ -63,5 +71,8 @@ void add_tensor_commands(CommandTable& table);
 void add_acquire_commands(CommandTable& table);
 void add_gpio_commands(CommandTable& table);
 void add_flash_commands(CommandTable& table);
+
+// A handler's engine model, or Errc::no_model.
+Result<std::shared_ptr<const LoadedModel>> model_of(CommandContext& c);
 
 }  // namespace aisrv::server

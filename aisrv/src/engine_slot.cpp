@@ -1,4 +1,4 @@
-// aisrv interpreter — one engine: model slot, tensors, inference, timings, status word.
+// aisrv interpreter — one engine: the model slot, inference on a session's tensors, the state bits.
 #include "aisrv/engine_slot.hpp"
 
 #include <chrono>
@@ -6,6 +6,7 @@
 
 #include "aisrv/protocol/limits.h"
 #include "aisrv/protocol/status.h"
+#include "aisrv/session.hpp"
 
 namespace aisrv::server {
 
@@ -15,7 +16,7 @@ uint64_t ns_since(std::chrono::steady_clock::time_point t0) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
 }
 
-// Clears a state bit on scope exit.
+// Sets a state bit for the life of the scope.
 class StateBit {
  public:
   StateBit(std::atomic<uint32_t>& bits, uint32_t bit) : bits_(bits), bit_(bit) { bits_.fetch_or(bit_); }
@@ -35,38 +36,44 @@ EngineSlot::EngineSlot(uint32_t number, std::unique_ptr<engine::InferenceBackend
 
 EngineSlot::~EngineSlot() {
   std::lock_guard lock(mu_);
-  if (model_) backend_->unload();
+  if (model()) backend_->unload();
 }
 
 engine::LogFn EngineSlot::log_fn() {
   return [this](std::string_view line) { log_->add(line); };
 }
 
-Status EngineSlot::require_model() const {
-  if (!model_) return make_error(Errc::no_model, "engine {} has no model loaded", number_);
-  return ok();
+std::shared_ptr<const LoadedModel> EngineSlot::model() const {
+  std::lock_guard lock(model_mu_);
+  return model_;
 }
 
-bool EngineSlot::has_model() const {
-  std::lock_guard lock(mu_);
-  return model_.has_value();
+void EngineSlot::publish(std::shared_ptr<const LoadedModel> m) {
+  std::lock_guard lock(model_mu_);
+  model_ = std::move(m);
 }
 
-Status EngineSlot::load_model(std::span<const uint8_t> model, engine::Placement placement, std::string_view source) {
+Result<std::shared_ptr<const LoadedModel>> EngineSlot::require_model() const {
+  auto m = model();
+  if (!m) return make_error(Errc::no_model, "engine {} has no model loaded", number_);
+  return m;
+}
+
+Status EngineSlot::load_model(std::span<const uint8_t> bytes, engine::Placement placement, std::string_view source) {
   std::lock_guard lock(mu_);
   StateBit busy(state_bits_, AISRV_STATUS_BUSY);
-  if (model_) {
+  ++generation_;
+  if (auto old = model()) {
+    publish(nullptr);
     backend_->unload();
-    model_.reset();
   }
-  outputs_valid_ = false;
-  last_timing_ = {};
-  if (model.empty()) return make_error(Errc::model_error, "empty model (0 bytes)");
+  if (bytes.empty()) return make_error(Errc::model_error, "empty model (0 bytes)");
 
   engine::LoadOptions options;
   options.placement = placement;
   options.log = log_fn();
-  auto info = backend_->load(model, options);
+  options.max_tensor_bytes = max_payload_;
+  auto info = backend_->load(bytes, options);
   if (!info) {
     Error e = std::move(info).error();
     if (e.code != Errc::model_error && e.code != Errc::not_supported) e.code = Errc::model_error;
@@ -93,219 +100,159 @@ Status EngineSlot::load_model(std::span<const uint8_t> model, engine::Placement 
                                  is_input ? "input" : "output", i, have, t.bytes));
     }
   }
-  model_ = std::move(*info);
-  model_bytes_ = static_cast<uint32_t>(model.size());
-  model_source_ = std::string(source);
-  log_->add(fmt::format("model loaded from {}: {} bytes, format {}, {} input(s), {} output(s), arena {} bytes",
-                        source, model.size(), model_->format, model_->inputs.size(), model_->outputs.size(),
-                        model_->arena_bytes));
+  auto m = std::make_shared<LoadedModel>();
+  m->engine = number_;
+  m->generation = generation_;
+  m->info = std::move(*info);
+  m->bytes = static_cast<uint32_t>(bytes.size());
+  m->source = std::string(source);
+  log_->add(fmt::format("model loaded from {}: {} bytes, format {}, {} input(s), {} output(s), arena {} bytes "
+                        "(model generation {})",
+                        source, bytes.size(), m->info.format, m->info.inputs.size(), m->info.outputs.size(),
+                        m->info.arena_bytes, m->generation));
+  publish(std::move(m));
   return ok();
 }
 
 Status EngineSlot::unload_model() {
   std::lock_guard lock(mu_);
-  if (!model_) return make_error(Errc::no_model, "engine {} has no model to unload", number_);
+  if (!model()) return make_error(Errc::no_model, "engine {} has no model to unload", number_);
+  ++generation_;
+  publish(nullptr);
   backend_->unload();
-  model_.reset();
-  outputs_valid_ = false;
-  last_timing_ = {};
   log_->add("model unloaded");
   return ok();
 }
 
-Status EngineSlot::write_input(uint32_t index, std::span<const uint8_t> data, std::vector<uint8_t>* donor) {
-  std::lock_guard lock(mu_);
-  AISRV_TRY(require_model());
-  if (index >= model_->inputs.size())
-    return make_error(Errc::bad_tensor, "input tensor {} does not exist (the model has {})", index,
-                      model_->inputs.size());
-  const auto& desc = model_->inputs[index];
-  if (data.size() != desc.bytes)
-    return make_error(Errc::bad_length, "input tensor {} '{}' takes {} bytes, {} were sent", index, desc.name,
-                      desc.bytes, data.size());
-  if (donor && donor->size() == data.size() && donor->data() == data.data() && backend_->swap_input(index, *donor))
-    return ok();
-  auto dst = backend_->input(index);
-  std::memcpy(dst.data(), data.data(), data.size());
-  return ok();
-}
-
-Status EngineSlot::read_input(uint32_t index, std::vector<uint8_t>& out) {
-  std::lock_guard lock(mu_);
-  AISRV_TRY(require_model());
-  if (index >= model_->inputs.size())
-    return make_error(Errc::bad_tensor, "input tensor {} does not exist (the model has {})", index,
-                      model_->inputs.size());
-  auto src = backend_->input(index);
-  out.assign(src.begin(), src.end());
-  return ok();
-}
-
-Result<std::span<const uint8_t>> EngineSlot::output_locked(uint32_t index) const {
-  AISRV_TRY(require_model());
-  if (index >= model_->outputs.size())
-    return make_error(Errc::bad_tensor, "output tensor {} does not exist (the model has {})", index,
-                      model_->outputs.size());
-  if (!outputs_valid_)
-    return make_error(Errc::infer_error, "no output yet: no inference has succeeded since the model was loaded");
-  return backend_->output(index);
-}
-
-Status EngineSlot::read_output(uint32_t index, std::vector<uint8_t>& out) {
-  std::lock_guard lock(mu_);
-  const auto src = AISRV_TRY(output_locked(index));
-  out.assign(src.begin(), src.end());
-  return ok();
-}
-
-Result<bool> EngineSlot::read_output(uint32_t index, protocol::PayloadSink& sink, std::vector<uint8_t>& out) {
-  std::lock_guard lock(mu_);
-  const auto src = AISRV_TRY(output_locked(index));
-  if (sink.write(src)) return true;
-  out.assign(src.begin(), src.end());
-  return false;
-}
-
-Status EngineSlot::copy_output(uint32_t index, std::span<uint8_t> out) {
-  std::lock_guard lock(mu_);
-  const auto src = AISRV_TRY(output_locked(index));
-  if (out.size() != src.size())
-    return make_error(Errc::bad_length, "output tensor {} is {} bytes, the buffer holds {}", index, src.size(),
-                      out.size());
-  std::memcpy(out.data(), src.data(), src.size());
-  return ok();
-}
-
-Result<uint32_t> EngineSlot::input_length(uint32_t index) {
-  std::lock_guard lock(mu_);
-  AISRV_TRY(require_model());
-  if (index >= model_->inputs.size())
-    return make_error(Errc::bad_tensor, "input tensor {} does not exist (the model has {})", index,
-                      model_->inputs.size());
-  return model_->inputs[index].bytes;
-}
-
-Result<uint32_t> EngineSlot::output_length(uint32_t index) {
-  std::lock_guard lock(mu_);
-  AISRV_TRY(require_model());
-  if (index >= model_->outputs.size())
-    return make_error(Errc::bad_tensor, "output tensor {} does not exist (the model has {})", index,
-                      model_->outputs.size());
-  return model_->outputs[index].bytes;
-}
-
-Status EngineSlot::infer(uint64_t queue_ns, std::vector<std::vector<uint8_t>>* outputs) {
-  std::lock_guard lock(mu_);
-  AISRV_TRY(require_model());
+Result<std::vector<protocol::LayerTime>> EngineSlot::invoke_locked(uint64_t owner, uint64_t& compute_ns) {
   StateBit busy(state_bits_, AISRV_STATUS_BUSY);
   cancel_.store(false);
+  running_.store(owner);
   engine::InvokeContext ctx;
   ctx.cancel = &cancel_;
   ctx.log = log_fn();
   const auto t0 = std::chrono::steady_clock::now();
   auto layers = backend_->invoke(ctx);
-  const uint64_t compute_ns = ns_since(t0);
+  compute_ns = ns_since(t0);
+  running_.store(0);
   if (!layers) {
-    outputs_valid_ = false;
     Error e = std::move(layers).error();
     if (e.code != Errc::cancelled && e.code != Errc::infer_error) e.code = Errc::infer_error;
     return e;
   }
-  outputs_valid_ = true;
-  ++inferences_;
-  last_timing_.queue_ns = queue_ns;
-  last_timing_.compute_ns = compute_ns;
-  last_timing_.layers = std::move(layers).value();
-  if (outputs) {
-    outputs->resize(model_->outputs.size());
-    for (size_t i = 0; i < model_->outputs.size(); ++i) {
-      auto src = backend_->output(i);
-      (*outputs)[i].assign(src.begin(), src.end());
-    }
+  inferences_.fetch_add(1);
+  return layers;
+}
+
+void EngineSlot::copy_outputs_locked(const LoadedModel& m, std::vector<std::vector<uint8_t>>* out) {
+  if (!out) return;
+  out->resize(m.info.outputs.size());
+  for (size_t i = 0; i < m.info.outputs.size(); ++i) {
+    auto src = backend_->output(i);
+    (*out)[i].assign(src.begin(), src.end());
   }
-  last_timing_.total_ns = queue_ns + ns_since(t0);
+}
+
+Status EngineSlot::infer(Session& session, uint64_t queue_ns, std::vector<std::vector<uint8_t>>* chain_out) {
+  std::lock_guard lock(mu_);
+  const auto m = AISRV_TRY(require_model());
+  AISRV_TRY(session.reserve_outputs(*m));
+  AISRV_TRY(session.load_inputs(*m, [this](size_t i) { return backend_->input(i); }));
+  const auto t0 = std::chrono::steady_clock::now();
+  uint64_t compute_ns = 0;
+  auto layers = AISRV_TRY(invoke_locked(session.id(), compute_ns));
+  protocol::TimingRecord timing;
+  timing.queue_ns = queue_ns;
+  timing.compute_ns = compute_ns;
+  timing.layers = std::move(layers);
+  copy_outputs_locked(*m, chain_out);
+  timing.total_ns = queue_ns + ns_since(t0);
+  session.store_outputs(*m, [this](size_t i) { return backend_->output(i); }, std::move(timing));
   return ok();
 }
 
-Status EngineSlot::infer_with(const std::vector<std::vector<uint8_t>>& inputs,
-                              std::vector<std::vector<uint8_t>>* outputs) {
-  {
-    std::lock_guard lock(mu_);
-    AISRV_TRY(require_model());
-    if (inputs.size() != model_->inputs.size())
-      return make_error(Errc::bad_tensor, "chain delivers {} tensor(s), the model takes {} input(s)", inputs.size(),
-                        model_->inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i)
-      if (inputs[i].size() != model_->inputs[i].bytes)
-        return make_error(Errc::bad_length, "chain delivers {} bytes for input {}, which takes {}", inputs[i].size(),
-                          i, model_->inputs[i].bytes);
-    for (size_t i = 0; i < inputs.size(); ++i)
-      std::memcpy(backend_->input(i).data(), inputs[i].data(), inputs[i].size());
+Status EngineSlot::infer_with(Session& session, const std::vector<std::vector<uint8_t>>& inputs,
+                              std::vector<std::vector<uint8_t>>* chain_out) {
+  std::lock_guard lock(mu_);
+  const auto m = AISRV_TRY(require_model());
+  if (inputs.size() != m->info.inputs.size())
+    return make_error(Errc::bad_tensor, "chain delivers {} tensor(s), the model takes {} input(s)", inputs.size(),
+                      m->info.inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].size() != m->info.inputs[i].bytes)
+      return make_error(Errc::bad_length, "chain delivers {} bytes for input {}, which takes {}", inputs[i].size(),
+                        i, m->info.inputs[i].bytes);
+  AISRV_TRY(session.reserve_outputs(*m));
+  // The chain writes the target's inputs as SET_INPUT_TENSOR would: the session sees them (GET_INPUT_TENSOR).
+  for (size_t i = 0; i < inputs.size(); ++i) AISRV_TRY(session.write_input(*m, static_cast<uint32_t>(i), inputs[i]));
+  AISRV_TRY(session.load_inputs(*m, [this](size_t i) { return backend_->input(i); }));
+  const auto t0 = std::chrono::steady_clock::now();
+  uint64_t compute_ns = 0;
+  auto layers = AISRV_TRY(invoke_locked(session.id(), compute_ns));
+  protocol::TimingRecord timing;
+  timing.compute_ns = compute_ns;
+  timing.layers = std::move(layers);
+  copy_outputs_locked(*m, chain_out);
+  timing.total_ns = ns_since(t0);
+  session.store_outputs(*m, [this](size_t i) { return backend_->output(i); }, std::move(timing));
+  return ok();
+}
+
+Status EngineSlot::infer_call(Session& session, std::span<const protocol::InferTensor> inputs, uint64_t queue_ns,
+                              std::vector<uint8_t>& answer, std::vector<std::vector<uint8_t>>* chain_out) {
+  std::lock_guard lock(mu_);
+  const auto m = AISRV_TRY(require_model());
+  const auto& model_inputs = m->info.inputs;
+  if (inputs.size() != model_inputs.size())
+    return make_error(Errc::bad_tensor, "INFER gives {} input(s), the model takes {}: INFER carries every input",
+                      inputs.size(), model_inputs.size());
+  for (const auto& t : inputs) {
+    if (t.index >= model_inputs.size())
+      return make_error(Errc::bad_tensor, "input tensor {} does not exist (the model has {})", t.index,
+                        model_inputs.size());
+    if (t.bytes.size() != model_inputs[t.index].bytes)
+      return make_error(Errc::bad_length, "input tensor {} '{}' takes {} bytes, {} were sent", t.index,
+                        model_inputs[t.index].name, model_inputs[t.index].bytes, t.bytes.size());
   }
-  return infer(0, outputs);
+  for (const auto& t : inputs)
+    if (!t.bytes.empty()) std::memcpy(backend_->input(t.index).data(), t.bytes.data(), t.bytes.size());
+  const auto t0 = std::chrono::steady_clock::now();
+  uint64_t compute_ns = 0;
+  auto layers = AISRV_TRY(invoke_locked(session.id(), compute_ns));
+  std::vector<std::span<const uint8_t>> outputs;
+  outputs.reserve(m->info.outputs.size());
+  for (size_t i = 0; i < m->info.outputs.size(); ++i) outputs.push_back(backend_->output(i));
+  protocol::encode_infer_answer(outputs, answer);
+  copy_outputs_locked(*m, chain_out);
+  protocol::TimingRecord timing;
+  timing.queue_ns = queue_ns;
+  timing.compute_ns = compute_ns;
+  timing.layers = std::move(layers);
+  timing.total_ns = queue_ns + ns_since(t0);
+  session.store_timing(*m, std::move(timing));
+  return ok();
 }
 
-Result<protocol::Spec> EngineSlot::spec(uint32_t tensor) {
-  std::lock_guard lock(mu_);
-  AISRV_TRY(require_model());
-  if (tensor >= model_->inputs.size() && tensor >= model_->outputs.size())
-    return make_error(Errc::bad_tensor, "tensor {} does not exist (the model has {} inputs, {} outputs)", tensor,
-                      model_->inputs.size(), model_->outputs.size());
-  protocol::Spec s;
-  s.input_length = tensor < model_->inputs.size() ? model_->inputs[tensor].bytes : 0;
-  s.output_length = tensor < model_->outputs.size() ? model_->outputs[tensor].bytes : 0;
-  s.timings_length = model_->layer_count * 4;
-  return s;
-}
-
-Result<protocol::ModelTensors> EngineSlot::tensor_info() {
-  std::lock_guard lock(mu_);
-  AISRV_TRY(require_model());
-  protocol::ModelTensors m;
-  m.format = model_->format;
-  m.model_bytes = model_bytes_;
-  m.arena_bytes = static_cast<uint32_t>(model_->arena_bytes);
-  m.inputs = model_->inputs;
-  m.outputs = model_->outputs;
-  return m;
-}
-
-protocol::EngineInfo EngineSlot::info() {
-  std::lock_guard lock(mu_);
+protocol::EngineInfo EngineSlot::info() const {
   protocol::EngineInfo e;
   e.kind = std::string(backend_->kind());
   e.options = backend_->options();
-  e.model_loaded = model_.has_value();
-  if (model_) {
-    e.model_format = model_->format;
-    e.model_bytes = model_bytes_;
-    e.model_source = model_source_;
+  if (auto m = model()) {
+    e.model_loaded = true;
+    e.model_format = m->info.format;
+    e.model_bytes = m->bytes;
+    e.model_source = m->source;
   }
-  e.inferences = inferences_;
+  e.inferences = inferences_.load();
   if (chain_target_) e.chained_to = std::to_string(*chain_target_);
   return e;
 }
 
-Status EngineSlot::timings(std::vector<uint8_t>& out) {
-  std::lock_guard lock(mu_);
-  AISRV_TRY(require_model());
-  protocol::encode_timings(last_timing_.layers, out);
-  return ok();
-}
-
-Result<protocol::TimingRecord> EngineSlot::timing_record() {
-  std::lock_guard lock(mu_);
-  AISRV_TRY(require_model());
-  return last_timing_;
-}
-
-uint32_t EngineSlot::take_status() { return state_bits_.load() | error_bits_.exchange(0); }
-
-void EngineSlot::cancel() { cancel_.store(true); }
-
-void EngineSlot::note_error(std::string_view context, const Error& error) {
-  error_bits_.fetch_or(to_status(error.code));
-  log_->add(fmt::format("{}: {}", context, error.message));
+bool EngineSlot::cancel(uint64_t owner) {
+  const uint64_t running = running_.load();
+  if (running == 0 || (owner != 0 && running != owner)) return false;
+  cancel_.store(true);
+  return true;
 }
 
 void EngineSlot::attach_sensor(std::unique_ptr<FrameSource> source) { sensor_ = std::move(source); }
@@ -315,42 +262,21 @@ static Error no_sensor(uint32_t number) {
                     number, number);
 }
 
-Status EngineSlot::acquire_frame() {
+Status EngineSlot::acquire_frame(Session& session) {
   if (!sensor_) return no_sensor(number_);
   std::lock_guard lock(mu_);
-  AISRV_TRY(require_model());
-  if (model_->inputs.empty()) return make_error(Errc::bad_tensor, "the model has no input for a sensor frame");
-  auto dst = backend_->input(0);
-  if (injected_frame_) {
-    std::memcpy(dst.data(), injected_frame_->data(), dst.size());
-    last_frame_ = std::move(*injected_frame_);
-    injected_frame_.reset();
-    return ok();
+  const auto m = AISRV_TRY(require_model());
+  if (m->info.inputs.empty()) return make_error(Errc::bad_tensor, "the model has no input for a sensor frame");
+  std::vector<uint8_t> frame;
+  if (auto injected = session.take_injected_frame(*m)) {
+    frame = std::move(*injected);
+  } else {
+    StateBit sensing(state_bits_, AISRV_STATUS_SENSING);
+    frame.resize(m->info.inputs[0].bytes);
+    AISRV_TRY(sensor_->capture(frame));
   }
-  StateBit sensing(state_bits_, AISRV_STATUS_SENSING);
-  last_frame_.resize(dst.size());
-  AISRV_TRY(sensor_->capture(last_frame_));
-  std::memcpy(dst.data(), last_frame_.data(), dst.size());
-  return ok();
-}
-
-Status EngineSlot::inject_frame(std::span<const uint8_t> frame) {
-  if (!sensor_) return no_sensor(number_);
-  std::lock_guard lock(mu_);
-  AISRV_TRY(require_model());
-  if (model_->inputs.empty()) return make_error(Errc::bad_tensor, "the model has no input for a sensor frame");
-  if (frame.size() != model_->inputs[0].bytes)
-    return make_error(Errc::bad_length, "a sensor frame is input 0's {} bytes, {} were sent", model_->inputs[0].bytes,
-                      frame.size());
-  injected_frame_.emplace(frame.begin(), frame.end());
-  return ok();
-}
-
-Status EngineSlot::read_frame(std::vector<uint8_t>& out) {
-  if (!sensor_) return no_sensor(number_);
-  std::lock_guard lock(mu_);
-  if (last_frame_.empty()) return make_error(Errc::bad_command, "no frame has been acquired yet");
-  out = last_frame_;
+  AISRV_TRY(session.write_input(*m, 0, frame));
+  session.set_last_frame(number_, std::move(frame));
   return ok();
 }
 

@@ -1,15 +1,19 @@
-// aisrv interpreter — server construction, the per-engine strands, and command dispatch.
+// aisrv interpreter — server construction, sessions, the engine queues, access checks and command dispatch.
 #include "aisrv/server.hpp"
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
+#include <unistd.h>
+
 #include <boost/asio/thread_pool.hpp>
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <future>
 #include <set>
 
+#include "aisrv/flash/store.hpp"
 #include "command_table.hpp"
+#include "engine_queue.hpp"
 
 namespace aisrv::server {
 
@@ -20,53 +24,30 @@ uint64_t ns_since(std::chrono::steady_clock::time_point t0) {
 }
 }  // namespace
 
-// One strand per engine on a pool with one thread per engine: an engine's requests run in turn, in the order they
-// were submitted; engines run concurrently.
+// The worker pool and one queue per engine plus one for server-scope work (the store's catalogue); one pool thread
+// per queue, so engines run concurrently.
 class Server::Workers {
  public:
-  explicit Workers(size_t engines) : pool_(engines ? engines : 1), pending_(new std::atomic<uint32_t>[engines]) {
-    strands_.reserve(engines);
-    for (size_t i = 0; i < engines; ++i) {
-      strands_.push_back(boost::asio::make_strand(pool_));
-      timers_.push_back(std::make_unique<boost::asio::steady_timer>(strands_.back()));
-      pending_[i].store(0);
-    }
+  explicit Workers(size_t queues) : pool_(queues) {
+    for (size_t i = 0; i < queues; ++i) queues_.push_back(std::make_unique<EngineQueue>(pool_));
   }
-  ~Workers() { pool_.join(); }
-  // Waits until nothing is queued, running or waiting on a timer any more.
+  ~Workers() { join(); }
   void join() { pool_.join(); }
-
-  // Queues `fn` in the engine's turn.
-  template <typename Fn>
-  void post(uint32_t engine, Fn&& fn) {
-    pending_[engine].fetch_add(1);
-    boost::asio::post(strands_[engine], [this, engine, fn = std::forward<Fn>(fn)]() mutable {
-      fn();
-      pending_[engine].fetch_sub(1);
-    });
-  }
-  // True when nothing is queued or running in the engine's turn.
-  bool idle(uint32_t engine) const { return pending_[engine].load() == 0; }
-
-  // Runs `fn` in the engine's turn after `delay` (one pending timer per engine: a new call replaces it).
-  template <typename Fn>
-  void post_after(uint32_t engine, std::chrono::milliseconds delay, Fn&& fn) {
-    boost::asio::post(strands_[engine], [this, engine, delay, fn = std::forward<Fn>(fn)]() mutable {
-      timers_[engine]->expires_after(delay);
-      timers_[engine]->async_wait([this, engine, fn = std::move(fn)](const boost::system::error_code& ec) mutable {
-        if (!ec) post(engine, std::move(fn));
-      });
-    });
-  }
-  void cancel_timer(uint32_t engine) {
-    boost::asio::post(strands_[engine], [this, engine] { timers_[engine]->cancel(); });
-  }
+  EngineQueue& queue(size_t i) { return *queues_[i]; }
+  size_t size() const { return queues_.size(); }
 
  private:
-  boost::asio::thread_pool pool_;
-  std::vector<boost::asio::strand<boost::asio::thread_pool::executor_type>> strands_;
-  std::vector<std::unique_ptr<boost::asio::steady_timer>> timers_;
-  std::unique_ptr<std::atomic<uint32_t>[]> pending_;
+  boost::asio::thread_pool pool_;  // declared first: the queues' strands and timers live on it
+  std::vector<std::unique_ptr<EngineQueue>> queues_;
+};
+
+// A running START_ACQUIRE_STREAM: owned by the session that started it.
+struct Server::Stream {
+  std::weak_ptr<Session> owner;
+  uint64_t owner_id = 0;
+  std::chrono::milliseconds interval{100};
+  std::atomic<bool> stopped{false};
+  std::shared_ptr<std::function<void()>> round;  // acquire + infer, then schedule the next round
 };
 
 Result<std::unique_ptr<Server>> Server::create(ServerOptions options,
@@ -78,6 +59,12 @@ Result<std::unique_ptr<Server>> Server::create(ServerOptions options,
   if (options.max_payload == 0 || options.max_payload > AISRV_MAX_PAYLOAD)
     return make_error(Errc::invalid_argument, "max payload {} must be within 1..{}", options.max_payload,
                       AISRV_MAX_PAYLOAD);
+  if (options.session.memory == 0) return make_error(Errc::invalid_argument, "the session memory cap must be positive");
+  if (options.session.max_queued == 0)
+    return make_error(Errc::invalid_argument, "the per-session queue depth must be at least 1");
+  if (!options.access.token.empty() && options.access.token.size() > AISRV_MAX_TOKEN)
+    return make_error(Errc::invalid_argument, "the token is {} bytes; the limit is {}", options.access.token.size(),
+                      AISRV_MAX_TOKEN);
   for (size_t i = 0; i < backends.size(); ++i)
     if (!backends[i]) return make_error(Errc::invalid_argument, "engine {} has no backend", i);
 
@@ -108,31 +95,35 @@ Result<std::unique_ptr<Server>> Server::create(ServerOptions options,
   }
 
   const auto epoch = std::chrono::steady_clock::now();
-  std::vector<std::unique_ptr<EngineSlot>> slots;
+  auto server = std::unique_ptr<Server>(new Server(std::move(options), epoch, {}));
   for (size_t i = 0; i < backends.size(); ++i) {
-    auto log = std::make_unique<DebugLog>(fmt::format("engine {}", i), options.logger, epoch, AISRV_DEBUG_LOG_LINES);
-    slots.push_back(std::make_unique<EngineSlot>(static_cast<uint32_t>(i), std::move(backends[i]),
-                                                 options.max_payload, std::move(log)));
-    slots.back()->set_chain_target(next[i]);
+    auto log = std::make_unique<DebugLog>(fmt::format("engine {}", i), server->options_.logger, *server->clock_,
+                                          AISRV_DEBUG_LOG_LINES);
+    server->engines_.push_back(std::make_unique<EngineSlot>(static_cast<uint32_t>(i), std::move(backends[i]),
+                                                            server->options_.max_payload, std::move(log)));
+    server->engines_.back()->set_chain_target(next[i]);
   }
-  return std::unique_ptr<Server>(new Server(std::move(options), epoch, std::move(slots)));
+  const size_t n = server->engines_.size();
+  server->workers_ = std::make_unique<Workers>(n + 1);
+  server->flash_owner_.assign(n, 0);
+  server->streams_.resize(n);
+  server->stream_intervals_.assign(n, std::chrono::milliseconds(100));
+  for (auto& [e, cfg] : server->options_.sensors) {
+    server->stream_intervals_[e] = cfg.stream_interval;
+    server->engines_[e]->attach_sensor(std::move(cfg.source));
+  }
+  server->options_.sensors.clear();
+  return server;
 }
 
 Server::Server(ServerOptions options, std::chrono::steady_clock::time_point epoch,
                std::vector<std::unique_ptr<EngineSlot>> engines)
     : options_(std::move(options)),
       epoch_(epoch),
-      log_(std::make_unique<DebugLog>("server", options_.logger, epoch_, AISRV_DEBUG_LOG_LINES)),
+      clock_(std::make_unique<LogClock>(epoch)),
+      log_(std::make_unique<DebugLog>("server", options_.logger, *clock_, AISRV_DEBUG_LOG_LINES)),
       engines_(std::move(engines)),
-      commands_(std::make_unique<CommandTable>()),
-      workers_(std::make_unique<Workers>(engines_.size())),
-      streams_(engines_.size()),
-      stream_intervals_(engines_.size(), std::chrono::milliseconds(100)) {
-  for (auto& [n, cfg] : options_.sensors) {
-    stream_intervals_[n] = cfg.stream_interval;
-    engines_[n]->attach_sensor(std::move(cfg.source));
-  }
-  options_.sensors.clear();
+      commands_(std::make_unique<CommandTable>()) {
   add_info_commands(*commands_);
   add_model_commands(*commands_);
   add_tensor_commands(*commands_);
@@ -142,9 +133,9 @@ Server::Server(ServerOptions options, std::chrono::steady_clock::time_point epoc
 }
 
 Server::~Server() {
-  for (auto& e : engines_) stop_stream(*e);
-  // A stream round still running may schedule its next round through workers_: let everything finish (stopped
-  // rounds end at once) while workers_ is still there, then destroy it.
+  begin_shutdown();
+  // A job still running may queue follow-up work (a stream round): the queues refuse it now; let the pool run dry
+  // while the queues still exist, then destroy them.
   workers_->join();
   workers_.reset();
 }
@@ -154,7 +145,8 @@ EngineSlot* Server::engine(uint32_t number) {
 }
 
 uint32_t Server::capabilities() const {
-  uint32_t caps = AISRV_CAP_TIMING_RECORD | AISRV_CAP_CANCEL | options_.extra_capabilities;
+  uint32_t caps = AISRV_CAP_TIMING_RECORD | AISRV_CAP_CANCEL | AISRV_CAP_INFER | AISRV_CAP_SESSIONS |
+                  options_.extra_capabilities;
   if (!options_.chains.empty()) caps |= AISRV_CAP_CHAIN;
   for (const auto& e : engines_)
     if (e->has_sensor()) caps |= AISRV_CAP_SENSOR;
@@ -162,142 +154,367 @@ uint32_t Server::capabilities() const {
   return caps;
 }
 
-void Server::handle(const protocol::Request& request, protocol::Response& response) {
-  dispatch(request, response, 0);
-}
+// --- sessions --------------------------------------------------------------------------------------------------------
 
-void Server::submit(const protocol::Request& request, protocol::Response& response, Done done) {
-  const auto received = std::chrono::steady_clock::now();
-  const Handler* h = commands_->find(request.header.cmd);
-  const uint32_t engine = request.header.engine;
-  bool queued = h && h->scope == Scope::engine && h->run != Run::immediate && engine < engines_.size();
-  // A quick command (no backend load/invoke) skips the queue hop when its engine has nothing queued: it cannot
-  // overtake anything, and the engine's lock still serialises it with every other caller.
-  if (queued && h->run == Run::quick && workers_->idle(engine)) queued = false;
-  if (!queued) {
-    dispatch(request, response, 0);
-    done();
-    return;
+protocol::Role Server::role_for(const Peer& p) const {
+  const auto& a = options_.access;
+  if (p.transport == "unix") {
+    if (!a.admin_gid) return protocol::Role::admin;
+    if (p.uid && (*p.uid == 0 || *p.uid == ::geteuid())) return protocol::Role::admin;
+    if (p.gid && *p.gid == *a.admin_gid) return protocol::Role::admin;
+    if (std::find(p.groups.begin(), p.groups.end(), *a.admin_gid) != p.groups.end()) return protocol::Role::admin;
+    return protocol::Role::user;
   }
-  workers_->post(engine, [this, &request, &response, received, done = std::move(done)] {
-    dispatch(request, response, ns_since(received));
-    done();
-  });
+  if (p.transport == "tcp") return a.admin_gid ? protocol::Role::user : protocol::Role::admin;
+  return protocol::Role::admin;  // usb, spi, local, internal: whoever holds the cable or the process
 }
 
-void Server::dispatch(const protocol::Request& request, protocol::Response& response, uint64_t queue_ns) {
+std::shared_ptr<Session> Server::open_session(Peer peer) {
+  const bool needs_auth = peer.transport == "tcp" && !options_.access.token.empty();
+  const protocol::Role role = role_for(peer);
+  std::lock_guard lock(sessions_mu_);
+  auto s = std::make_shared<Session>(++next_session_, std::move(peer), role, needs_auth, options_.session,
+                                     engine_count(), *clock_, options_.logger);
+  sessions_.emplace(s->id(), s);
+  if (options_.logger)
+    options_.logger->debug("{} opened, role {}{}", s->name(), protocol::role_name(role),
+                           needs_auth ? ", must AUTH" : "");
+  return s;
+}
+
+size_t Server::session_count() const {
+  std::lock_guard lock(sessions_mu_);
+  return sessions_.size();
+}
+
+void Server::close_session(Session& s, std::string_view why) {
+  std::vector<uint32_t> transfers;
+  {
+    std::lock_guard lock(sessions_mu_);
+    if (sessions_.erase(s.id()) == 0) return;
+    for (uint32_t e = 0; e < flash_owner_.size(); ++e)
+      if (flash_owner_[e] == s.id()) transfers.push_back(e);
+  }
+  // State first: whatever still runs for the session finds it closed and keeps nothing.
+  s.close();
+  // Its queued work is answered (cancelled) without running; its running inference is asked to stop.
+  for (size_t q = 0; q < workers_->size(); ++q)
+    for (auto& job : workers_->queue(q).take(s.id())) job(true);
+  for (auto& slot : engines_) slot->cancel(s.id());
+  for (auto& slot : engines_) {
+    std::shared_ptr<Stream> st;
+    {
+      std::lock_guard lock(sessions_mu_);
+      st = streams_[slot->number()];
+    }
+    if (st && st->owner_id == s.id()) stop_stream(*slot);
+  }
+  // Its unfinished flash transfers are dropped, in the engine's turn (never in the middle of a chunk).
+  for (uint32_t e : transfers) {
+    const uint64_t id = s.id();
+    const std::string name = s.name(), reason(why);
+    EngineQueue::Job abort = [this, e, id, name, reason](bool) {
+      {
+        std::lock_guard lock(sessions_mu_);
+        if (flash_owner_[e] != id) return;
+        flash_owner_[e] = 0;
+      }
+      if (options_.store && options_.store->update_progress(e)) {
+        options_.store->abort_update(e);
+        engines_[e]->log().add(fmt::format("flash transfer aborted: {} closed ({})", name, reason));
+      }
+    };
+    if (!workers_->queue(e).push(0, std::move(abort))) abort(true);
+  }
+  if (options_.logger) options_.logger->debug("{} closed: {}", s.name(), why);
+}
+
+// --- dispatch --------------------------------------------------------------------------------------------------------
+
+void Server::note_error(Session& session, uint32_t engine, std::string_view context, const Error& error) {
+  if (engine < engines_.size())
+    session.note(engine, to_status(error.code), fmt::format("{}: {}", context, error.message));
+  else
+    session.note(engine_count(), to_status(error.code), fmt::format("{} (engine {}): {}", context, engine,
+                                                                    error.message));
+}
+
+void Server::refuse(Session& session, const protocol::Request& request, protocol::Response& response,
+                    const Error& e) {
+  response.status = to_status(e.code);
+  response.payload.clear();
+  response.sent = false;
+  const auto& hdr = request.header;
+  // An unknown opcode for an existing engine is the engine's business; a bad engine number the server's.
+  note_error(session, hdr.engine, protocol::command_name(hdr.cmd), e);
+}
+
+const Handler* Server::admit(Session& s, const protocol::Request& request, protocol::Response& response) {
   response.clear();
   const auto& hdr = request.header;
-  EngineSlot* slot = engine(hdr.engine);
-  const std::string_view name = protocol::command_name(hdr.cmd);
-
-  auto fail = [&](const Error& e) {
-    response.status = to_status(e.code);
-    response.payload.clear();
-    if (slot) {
-      slot->note_error(name, e);
-    } else {
-      log_->add(fmt::format("{} (engine {}): {}", name, hdr.engine, e.message));
-    }
-  };
-
   const Handler* h = commands_->find(hdr.cmd);
   if (!h) {
-    fail(make_error(Errc::bad_command, "unknown opcode {:#04x} (engine {}, tensor {}, {} payload bytes)", hdr.cmd,
-                    hdr.engine, hdr.tensor, request.payload.size()));
-    return;
+    refuse(s, request, response,
+           make_error(Errc::bad_command, "unknown opcode {:#04x} (engine {}, tensor {}, {} payload bytes)", hdr.cmd,
+                      hdr.engine, hdr.tensor, request.payload.size()));
+    return nullptr;
   }
-  if (h->scope == Scope::engine && !slot) {
-    fail(make_error(Errc::bad_engine, "engine {} does not exist (the server has {} engine{})", hdr.engine,
-                    engines_.size(), engines_.size() == 1 ? "" : "s"));
-    return;
+  if (h->scope == Scope::engine && !engine(hdr.engine)) {
+    refuse(s, request, response,
+           make_error(Errc::bad_engine, "engine {} does not exist (the server has {} engine{})", hdr.engine,
+                      engines_.size(), engines_.size() == 1 ? "" : "s"));
+    return nullptr;
   }
   if (request.payload.size() > options_.max_payload) {
-    fail(make_error(Errc::bad_length, "payload of {} bytes exceeds the limit of {} bytes", request.payload.size(),
-                    options_.max_payload));
-    return;
+    refuse(s, request, response,
+           make_error(Errc::bad_length, "payload of {} bytes exceeds the limit of {} bytes", request.payload.size(),
+                      options_.max_payload));
+    return nullptr;
   }
   if (h->payload == Payload::none && !request.payload.empty()) {
-    fail(make_error(Errc::bad_length, "takes no payload, {} bytes were sent", request.payload.size()));
-    return;
+    refuse(s, request, response,
+           make_error(Errc::bad_length, "takes no payload, {} bytes were sent", request.payload.size()));
+    return nullptr;
   }
-  CommandContext ctx{*this, h->scope == Scope::engine ? slot : nullptr, request, response, queue_ns};
-  Status st = h->fn(ctx);
-  if (!st) fail(st.error());
+  if (!s.authenticated() && h->access != Access::open) {
+    refuse(s, request, response,
+           make_error(Errc::denied, "{} must first send AUTH with the server's token (this link needs one)",
+                      s.name()));
+    return nullptr;
+  }
+  if (h->access == Access::admin && !s.is_admin()) {
+    refuse(s, request, response,
+           make_error(Errc::denied,
+                      "changes what every session shares and needs the admin role; {} has the role user (admins: "
+                      "root, the daemon's user and the members of aisrvd --admin-group)",
+                      s.name()));
+    return nullptr;
+  }
+  return h;
 }
 
-Status Server::start_inference(EngineSlot& slot, uint64_t queue_ns) {
-  if (!slot.chain_target()) return slot.infer(queue_ns);
+void Server::run(Session& s, const Handler& h, const protocol::Request& request, protocol::Response& response,
+                 uint64_t queue_ns) {
+  CommandContext ctx{*this, s, h.scope == Scope::engine ? engine(request.header.engine) : nullptr, request, response,
+                     queue_ns};
+  Status st = h.fn(ctx);
+  if (!st) refuse(s, request, response, st.error());
+}
+
+EngineQueue& Server::queue_for(const protocol::Request& request, const Handler& h) {
+  return workers_->queue(h.scope == Scope::engine ? request.header.engine : engines_.size());
+}
+
+void Server::submit(Session& s, const protocol::Request& request, protocol::Response& response, Done done) {
+  const auto received = std::chrono::steady_clock::now();
+  const Handler* h = admit(s, request, response);
+  if (!h) return done();
+  if (h->run == Run::immediate) {
+    run(s, *h, request, response, 0);
+    return done();
+  }
+  if (shutting_down_.load() || s.closed()) {
+    refuse(s, request, response,
+           make_error(Errc::cancelled, "not run: {}",
+                      s.closed() ? "the session is closed" : "the server is shutting down"));
+    return done();
+  }
+  if (!s.try_enqueue()) {
+    refuse(s, request, response,
+           make_error(Errc::limit, "{} request(s) of {} already wait for engines; the limit is {} (aisrvd "
+                                   "--max-queued)",
+                      s.queued(), s.name(), s.limits().max_queued));
+    return done();
+  }
+  auto self = s.shared_from_this();
+  EngineQueue::Job job = [this, self, h, &request, &response, received, done](bool dropped) {
+    if (dropped)
+      refuse(*self, request, response,
+             make_error(Errc::cancelled, "cancelled before it ran: {}",
+                        self->closed() ? "its session closed" : "the server is shutting down"));
+    else
+      run(*self, *h, request, response, ns_since(received));
+    self->dequeued();
+    done();
+  };
+  if (!queue_for(request, *h).push(s.id(), std::move(job))) job(true);
+}
+
+void Server::handle(Session& s, const protocol::Request& request, protocol::Response& response) {
+  std::promise<void> answered;
+  auto f = answered.get_future();
+  submit(s, request, response, [&answered] { answered.set_value(); });
+  f.wait();
+}
+
+// --- shutdown ----------------------------------------------------------------------------------------------------------
+
+void Server::begin_shutdown() {
+  if (shutting_down_.exchange(true)) return;
+  for (auto& slot : engines_) stop_stream(*slot);
+  for (size_t q = 0; q < workers_->size(); ++q)
+    for (auto& job : workers_->queue(q).close()) job(true);
+}
+
+void Server::cancel_running() {
+  for (auto& slot : engines_) slot->cancel(0);
+}
+
+bool Server::wait_idle(std::chrono::steady_clock::time_point deadline) {
+  bool idle = true;
+  for (size_t q = 0; q < workers_->size(); ++q) idle = workers_->queue(q).wait_idle(deadline) && idle;
+  return idle;
+}
+
+// --- inference, chains, streams ---------------------------------------------------------------------------------------
+
+Status Server::start_inference(Session& s, EngineSlot& slot, uint64_t queue_ns) {
+  if (!slot.chain_target()) return slot.infer(s, queue_ns);
   std::vector<std::vector<uint8_t>> outputs;
-  AISRV_TRY(slot.infer(queue_ns, &outputs));
-  run_chain(slot.number(), std::move(outputs));
+  AISRV_TRY(slot.infer(s, queue_ns, &outputs));
+  run_chain(s, slot.number(), std::move(outputs));
   return ok();
 }
 
-Status Server::acquire_single(EngineSlot& slot, uint64_t queue_ns) {
+Status Server::infer_call(Session& s, EngineSlot& slot, std::span<const protocol::InferTensor> inputs,
+                          uint64_t queue_ns, std::vector<uint8_t>& answer) {
+  if (!slot.chain_target()) return slot.infer_call(s, inputs, queue_ns, answer);
+  std::vector<std::vector<uint8_t>> outputs;
+  AISRV_TRY(slot.infer_call(s, inputs, queue_ns, answer, &outputs));
+  run_chain(s, slot.number(), std::move(outputs));
+  return ok();
+}
+
+Status Server::acquire_single(Session& s, EngineSlot& slot, uint64_t queue_ns) {
   if (slot.acquire_mode() == EngineSlot::AcquireMode::stream)
     return make_error(Errc::bad_command, "engine {} is streaming; stop the stream first", slot.number());
   slot.set_acquire_mode(EngineSlot::AcquireMode::single);
-  Status st = slot.acquire_frame();
+  Status st = slot.acquire_frame(s);
   slot.set_acquire_mode(EngineSlot::AcquireMode::idle);
   AISRV_TRY(std::move(st));
-  return start_inference(slot, queue_ns);
+  return start_inference(s, slot, queue_ns);
 }
 
-Status Server::start_stream(EngineSlot& slot, std::chrono::milliseconds interval) {
+Status Server::start_stream(Session& s, EngineSlot& slot, std::chrono::milliseconds interval) {
   if (!slot.has_sensor())
     return make_error(Errc::not_supported, "engine {} has no sensor configured (start aisrvd with --sensor {}=PATH)",
                       slot.number(), slot.number());
   if (!slot.has_model()) return make_error(Errc::no_model, "engine {} has no model loaded", slot.number());
-  if (slot.acquire_mode() == EngineSlot::AcquireMode::stream) return ok();
-  slot.set_acquire_mode(EngineSlot::AcquireMode::stream);
-  slot.log().add(fmt::format("acquire stream started, one frame every {} ms", interval.count()));
   const uint32_t n = slot.number();
-  // Each round acquires and infers in the engine's turn, then schedules the next: client requests interleave.
-  auto round = std::make_shared<std::function<void()>>();
-  *round = [this, n, interval, weak = std::weak_ptr<std::function<void()>>(round)] {
-    EngineSlot& s = *engines_[n];
-    auto self = weak.lock();
-    // A round of a stream that was stopped (and maybe restarted since) ends here.
-    if (!self || streams_[n] != self || s.acquire_mode() != EngineSlot::AcquireMode::stream) return;
-    Status st = s.acquire_frame();
-    if (st) st = start_inference(s, 0);
-    if (!st) {
-      s.note_error("acquire stream", st.error());
-      s.set_acquire_mode(EngineSlot::AcquireMode::idle);
-      s.log().add("acquire stream stopped after an error");
-      return;
+  auto stream = std::make_shared<Stream>();
+  {
+    std::lock_guard lock(sessions_mu_);
+    if (auto& running = streams_[n]; running && !running->stopped) {
+      if (running->owner_id == s.id()) return ok();
+      auto other = running->owner.lock();
+      return make_error(Errc::denied, "engine {} is streaming for {}; stop that stream first", n,
+                        other ? other->name() : "another session");
     }
-    workers_->post_after(n, interval, [self] { (*self)(); });
+    stream->owner = s.weak_from_this();
+    stream->owner_id = s.id();
+    stream->interval = interval;
+    streams_[n] = stream;
+  }
+  slot.set_acquire_mode(EngineSlot::AcquireMode::stream);
+  slot.log().add(fmt::format("acquire stream started for {}, one frame every {} ms", s.name(), interval.count()));
+  // Each round acquires and infers in the engine's turn (queued as the owner's work, so other sessions interleave
+  // round robin), then schedules the next one. The stream owns its round; rounds and timers only hold the stream
+  // weakly, so stopping it (streams_[n] reset) ends the chain of rounds.
+  std::weak_ptr<Stream> weak = stream;
+  auto next_round = [weak](bool dropped) {
+    if (dropped) return;
+    auto st = weak.lock();
+    if (st && !st->stopped && st->round) (*st->round)();
   };
-  streams_[n] = round;  // keeps the round alive while streaming
-  workers_->post(n, [round] { (*round)(); });
+  stream->round = std::make_shared<std::function<void()>>([this, n, weak, next_round] {
+    auto stream = weak.lock();
+    if (!stream || stream->stopped) return;
+    auto owner = stream->owner.lock();
+    EngineSlot& slot = *engines_[n];
+    if (!owner || owner->closed()) return stop_stream(slot);
+    Status st = slot.acquire_frame(*owner);
+    if (st) st = start_inference(*owner, slot, 0);
+    if (!st) {
+      note_error(*owner, n, "acquire stream", st.error());
+      slot.log().add(fmt::format("acquire stream of {} stopped after an error: {}", owner->name(),
+                                 st.error().message));
+      return stop_stream(slot);
+    }
+    workers_->queue(n).push_after(stream->owner_id, stream->interval, next_round);
+  });
+  EngineQueue::Job first = next_round;
+  (void)workers_->queue(n).push(s.id(), std::move(first));
   return ok();
 }
 
 void Server::stop_stream(EngineSlot& slot) {
-  if (slot.acquire_mode() != EngineSlot::AcquireMode::stream) return;
+  std::shared_ptr<Stream> stream;
+  {
+    std::lock_guard lock(sessions_mu_);
+    stream = std::move(streams_[slot.number()]);
+  }
+  if (!stream || stream->stopped.exchange(true)) return;
   slot.set_acquire_mode(EngineSlot::AcquireMode::idle);
-  workers_->cancel_timer(slot.number());
+  workers_->queue(slot.number()).cancel_timer();
   slot.log().add("acquire stream stopped");
 }
 
-void Server::run_chain(uint32_t from, std::vector<std::vector<uint8_t>> carry) {
+void Server::run_chain(Session& s, uint32_t from, std::vector<std::vector<uint8_t>> carry) {
   uint32_t at = from;
   while (auto to = engines_[at]->chain_target()) {
     EngineSlot& target = *engines_[*to];
     std::vector<std::vector<uint8_t>> next;
     const bool more = target.chain_target().has_value();
-    Status st = target.infer_with(carry, more ? &next : nullptr);
+    Status st = target.infer_with(s, carry, more ? &next : nullptr);
     if (!st) {
-      target.note_error(fmt::format("chain from engine {}", at), st.error());
-      engines_[at]->log().add(fmt::format("chain to engine {} failed: {}", *to, st.error().message));
+      note_error(s, *to, fmt::format("chain from engine {}", at), st.error());
+      s.note(at, 0, fmt::format("chain to engine {} failed: {}", *to, st.error().message));
       return;
     }
     if (!more) return;
     carry = std::move(next);
     at = *to;
   }
+}
+
+// --- flash transfers ---------------------------------------------------------------------------------------------------
+
+Status Server::claim_flash_transfer(Session& s, uint32_t engine, bool begin) {
+  std::lock_guard lock(sessions_mu_);
+  uint64_t& owner = flash_owner_[engine];
+  if (owner != 0 && owner != s.id()) {
+    std::shared_ptr<Session> other;
+    if (auto it = sessions_.find(owner); it != sessions_.end()) other = it->second.lock();
+    const bool open = options_.store && options_.store->update_progress(engine).has_value();
+    if (!other || !open) {
+      owner = 0;  // that transfer ended (error, or its session is gone)
+    } else if (begin) {
+      return make_error(Errc::denied,
+                        "engine {}'s flash transfer is in progress by {}; a second transfer is refused until that "
+                        "session commits, aborts or disconnects",
+                        engine, other->name());
+    } else {
+      return make_error(Errc::denied,
+                        "engine {}'s flash transfer belongs to {}; another session may not add to it, commit or "
+                        "abort it",
+                        engine, other->name());
+    }
+  }
+  if (begin) owner = s.id();
+  return ok();
+}
+
+void Server::release_flash_transfer(Session& s, uint32_t engine) {
+  std::lock_guard lock(sessions_mu_);
+  if (flash_owner_[engine] == s.id()) flash_owner_[engine] = 0;
+}
+
+// --- helpers for handlers ------------------------------------------------------------------------------------------------
+
+Result<std::shared_ptr<const LoadedModel>> model_of(CommandContext& c) {
+  auto m = c.slot->model();
+  if (!m) return make_error(Errc::no_model, "engine {} has no model loaded", c.slot->number());
+  return m;
 }
 
 }  // namespace aisrv::server

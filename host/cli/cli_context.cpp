@@ -33,6 +33,10 @@ Result<client::Client*> CliContext::client() {
   if (!client_) {
     client::ConnectOptions co;
     co.timeout = std::chrono::milliseconds(options.timeout_ms);
+    std::string token_file = options.token_file;
+    if (token_file.empty())
+      if (const char* env = std::getenv("AISRV_TOKEN_FILE"); env && *env) token_file = env;
+    if (!token_file.empty()) co.token = AISRV_TRY(client::read_token_file(token_file));
     auto c = client::Client::connect(target(), co);
     if (!c) return std::move(c).error();
     client_.emplace(std::move(c).value());

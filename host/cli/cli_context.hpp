@@ -22,6 +22,7 @@ struct GlobalOptions {
   uint32_t engine = 0;  // --engine
   bool json = false;    // --json
   unsigned timeout_ms = 10000;
+  std::string token_file;  // --token-file, else $AISRV_TOKEN_FILE: AUTH after connecting
 };
 
 class CliContext {

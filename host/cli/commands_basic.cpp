@@ -1,4 +1,4 @@
-// aisrv CLI — identity and diagnostics: id, version, status, hello, log.
+// aisrv CLI — identity and diagnostics: id, version, status, session, hello, log, cancel.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -16,7 +16,8 @@ std::string capability_names(uint32_t caps) {
   static const std::pair<uint32_t, const char*> names[] = {
       {AISRV_CAP_CRC32, "crc32"},   {AISRV_CAP_FLASH, "flash"}, {AISRV_CAP_TIMING_RECORD, "timing-record"},
       {AISRV_CAP_CANCEL, "cancel"}, {AISRV_CAP_SENSOR, "sensor"}, {AISRV_CAP_GPIO, "gpio"},
-      {AISRV_CAP_CHAIN, "chain"},   {AISRV_CAP_USB_ONE_TRANSFER, "usb-one-transfer"}};
+      {AISRV_CAP_CHAIN, "chain"},   {AISRV_CAP_USB_ONE_TRANSFER, "usb-one-transfer"},
+      {AISRV_CAP_INFER, "infer"},   {AISRV_CAP_SESSIONS, "sessions"}};
   std::string s;
   for (auto [bit, name] : names)
     if (caps & bit) s += (s.empty() ? "" : ",") + std::string(name);
@@ -62,7 +63,8 @@ void add_basic_commands(CLI::App& app, CliContext& ctx) {
         });
       });
 
-  app.add_subcommand("status", "Print the engine's status word (GET_STATUS; clears its error bits) and its state")
+  app.add_subcommand("status", "Print the engine's state (GET_STATUS: BUSY/SENSING; error bits belong to each session, "
+                               "so a new invocation has none) and what it runs (GET_ENGINE_INFO)")
       ->callback([&ctx] {
         ctx.run([&]() -> Status {
           auto* c = AISRV_TRY(ctx.client());
@@ -95,6 +97,45 @@ void add_basic_commands(CLI::App& app, CliContext& ctx) {
           return ok();
         });
       });
+
+  app.add_subcommand("session", "Print who the server takes this connection for: peer, role (user/admin), memory cap "
+                                "and queue limit (GET_SESSION_INFO)")
+      ->callback([&ctx] {
+        ctx.run([&]() -> Status {
+          auto* c = AISRV_TRY(ctx.client());
+          const auto s = AISRV_TRY(c->session_info());
+          if (ctx.options.json) {
+            ctx.print_json({{"session", s.id},
+                            {"transport", s.transport},
+                            {"peer", s.peer},
+                            {"role", std::string(protocol::role_name(s.role))},
+                            {"authenticated", s.authenticated},
+                            {"memory_used", s.memory_used},
+                            {"memory_cap", s.memory_cap},
+                            {"max_queued", s.max_queued},
+                            {"sessions", s.sessions}});
+          } else {
+            fmt::print("session {} ({}), role {}{}\n", s.id, s.peer, protocol::role_name(s.role),
+                       s.authenticated ? "" : ", not authenticated (AUTH needed)");
+            fmt::print("memory: {} of {} bytes; up to {} queued requests\n", s.memory_used, s.memory_cap,
+                       s.max_queued);
+            fmt::print("sessions open on the server: {}\n", s.sessions);
+          }
+          return ok();
+        });
+      });
+
+  auto* cancel = app.add_subcommand("cancel", "Cancel the inference running on the engine (CANCEL_INFER with tensor "
+                                              "1: any session's; needs the admin role)");
+  cancel->callback([&ctx] {
+    ctx.run([&]() -> Status {
+      auto* c = AISRV_TRY(ctx.client());
+      AISRV_TRY(c->cancel(ctx.options.engine, /*any=*/true));
+      if (ctx.options.json) ctx.print_json({{"engine", ctx.options.engine}, {"cancel", "sent"}});
+      else fmt::print("engine {}: cancel sent\n", ctx.options.engine);
+      return ok();
+    });
+  });
 
   auto* hello = app.add_subcommand("hello", "Send HELLO and report the round-trip time");
   auto count = std::make_shared<unsigned>(1);

@@ -1,6 +1,7 @@
-// aisrv CLI — inference commands: infer, get-output, timings.
+// aisrv CLI — the inference command: infer (inputs from files, outputs printed or written, optional timings).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 
@@ -64,17 +65,54 @@ nlohmann::json report_output(const protocol::TensorInfo& t, size_t index, std::s
   return j;
 }
 
-Status fetch_and_report(CliContext& ctx, client::Client& c, const protocol::ModelTensors& info,
-                        const std::vector<size_t>& which, const OutputArgs& args) {
-  const auto labels = AISRV_TRY(read_labels(args.labels));
-  nlohmann::json outs = nlohmann::json::array();
-  for (size_t n = 0; n < which.size(); ++n) {
-    const size_t i = which[n];
-    const auto bytes = AISRV_TRY(c.get_output(ctx.options.engine, static_cast<uint32_t>(i)));
-    if (n < args.outputs.size()) AISRV_TRY(write_file(args.outputs[n], bytes));
-    outs.push_back(report_output(info.outputs[i], i, bytes, args, labels, ctx.options.json));
+// Per-operator times of the inference this invocation ran (its session's GET_TIMINGS / GET_TIMING_RECORD).
+Status report_timings(CliContext& ctx, client::Client& c, bool summary, nlohmann::json& out) {
+  const uint32_t e = ctx.options.engine;
+  if (!summary) {
+    const auto t = AISRV_TRY(c.timings(e));
+    if (ctx.options.json) {
+      out = {{"unit", "ns"}, {"timings", t}};
+    } else {
+      fmt::print("per-operator times:\n");
+      for (size_t i = 0; i < t.size(); ++i) fmt::print("{:>4}: {:>12} ns\n", i, t[i]);
+    }
+    return ok();
   }
-  if (ctx.options.json) ctx.print_json({{"engine", ctx.options.engine}, {"outputs", outs}});
+  const auto rec = AISRV_TRY(c.timing_record(e));
+  uint64_t total = 0;
+  for (const auto& l : rec.layers) total += l.ns;
+  std::map<std::string, std::pair<uint64_t, unsigned>> by_type;
+  for (const auto& l : rec.layers) {
+    by_type[l.op].first += l.ns;
+    by_type[l.op].second++;
+  }
+  auto share = [&](uint64_t ns) { return total ? 100.0 * static_cast<double>(ns) / static_cast<double>(total) : 0.0; };
+  if (ctx.options.json) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (size_t i = 0; i < rec.layers.size(); ++i)
+      layers.push_back({{"index", i}, {"name", rec.layers[i].name}, {"op", rec.layers[i].op},
+                        {"ns", rec.layers[i].ns}, {"share", share(rec.layers[i].ns)}});
+    nlohmann::json types = nlohmann::json::object();
+    for (const auto& [op, v] : by_type) types[op] = {{"ns", v.first}, {"count", v.second}, {"share", share(v.first)}};
+    out = {{"queue_ns", rec.queue_ns}, {"compute_ns", rec.compute_ns}, {"total_ns", rec.total_ns},
+           {"layers", layers},         {"by_type", types}};
+    return ok();
+  }
+  fmt::print("{:>4}  {:<28} {:<34} {:>12} {:>7}\n", "#", "operator", "output", "time (us)", "share");
+  for (size_t i = 0; i < rec.layers.size(); ++i) {
+    const auto& l = rec.layers[i];
+    fmt::print("{:>4}  {:<28} {:<34} {:>12.1f} {:>6.1f}%\n", i, l.op, l.name.substr(0, 34),
+               static_cast<double>(l.ns) / 1e3, share(l.ns));
+  }
+  fmt::print("\nby operator type:\n");
+  std::vector<std::pair<std::string, std::pair<uint64_t, unsigned>>> sorted(by_type.begin(), by_type.end());
+  std::sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return a.second.first > b.second.first; });
+  for (const auto& [op, v] : sorted)
+    fmt::print("  {:<28} x{:<4} {:>12.1f} us {:>6.1f}%\n", op, v.second, static_cast<double>(v.first) / 1e3,
+               share(v.first));
+  fmt::print("\noperators {:.1f} us, inference {:.1f} us, queued {:.1f} us, total {:.1f} us\n",
+             static_cast<double>(total) / 1e3, static_cast<double>(rec.compute_ns) / 1e3,
+             static_cast<double>(rec.queue_ns) / 1e3, static_cast<double>(rec.total_ns) / 1e3);
   return ok();
 }
 
@@ -84,110 +122,66 @@ void add_inference_commands(CLI::App& app, CliContext& ctx) {
   struct InferArgs {
     std::vector<std::string> inputs;
     OutputArgs out;
+    std::vector<size_t> only;  // output indices to report (default all)
+    bool timings = false, summary = false;
   };
   auto ia = std::make_shared<InferArgs>();
   auto* infer = app.add_subcommand(
-      "infer", "Write the input tensor(s), run one inference and read the outputs (SET_INPUT_TENSOR, START_INFER, "
-               "GET_OUTPUT_TENSOR)");
-  infer->add_option("-i,--input", ia->inputs, "Raw bytes of input tensor 0, 1, ... (repeat for several inputs)")
+      "infer", "Run one inference on the given input tensor(s) and print the outputs: one INFER round trip when the "
+               "server offers it, else SET_INPUT_TENSOR, START_INFER, GET_OUTPUT_TENSOR. Outputs and timings belong "
+               "to this invocation's session: ask for them here (--output, --timings)");
+  infer->add_option("-i,--input", ia->inputs,
+                    "Raw bytes of input tensor 0, 1, ... (repeat for several inputs; inputs not given are zeros)")
       ->required();
-  infer->add_option("-o,--output", ia->out.outputs, "Write output tensor 0, 1, ... to these files");
+  infer->add_option("-o,--output", ia->out.outputs, "Write output tensor 0, 1, ... (or those of --tensor) to these files");
+  infer->add_option("-t,--tensor", ia->only, "Report only these output indices (repeatable; default: all)");
   infer->add_option("--labels", ia->out.labels, "Label file, one per line, to name output indices");
   infer->add_option("--top", ia->out.top, "How many of the largest outputs to print")->check(CLI::Range(1u, 1000u));
+  infer->add_flag("--timings", ia->timings, "Also print the per-operator times of this inference (GET_TIMINGS)");
+  infer->add_flag("--summary", ia->summary,
+                  "Also print a profiler summary: each operator with its type, time and share, then totals per "
+                  "operator type (GET_TIMING_RECORD)");
   infer->callback([&ctx, ia] {
     ctx.run([&]() -> Status {
-      std::vector<std::vector<uint8_t>> inputs;
-      for (const auto& f : ia->inputs) inputs.push_back(AISRV_TRY(read_file(f)));
+      std::vector<std::vector<uint8_t>> files;
+      for (const auto& f : ia->inputs) files.push_back(AISRV_TRY(read_file(f)));
       auto* c = AISRV_TRY(ctx.client());
       const uint32_t e = ctx.options.engine;
       const auto info = AISRV_TRY(c->tensor_info(e));
-      if (inputs.size() > info.inputs.size())
-        return make_error(Errc::invalid_argument, "{} input files given; the model has {} input(s)", inputs.size(),
+      if (files.size() > info.inputs.size())
+        return make_error(Errc::invalid_argument, "{} input files given; the model has {} input(s)", files.size(),
                           info.inputs.size());
-      for (size_t i = 0; i < inputs.size(); ++i) AISRV_TRY(c->set_input(e, static_cast<uint32_t>(i), inputs[i]));
-      AISRV_TRY(c->start_inference(e));
-      std::vector<size_t> all(info.outputs.size());
-      for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-      return fetch_and_report(ctx, *c, info, all, ia->out);
-    });
-  });
-
-  struct GetArgs {
-    uint32_t tensor = 0;
-    std::string output;
-    OutputArgs out;
-  };
-  auto ga = std::make_shared<GetArgs>();
-  auto* get = app.add_subcommand("get-output", "Read an output tensor of the last inference (GET_OUTPUT_TENSOR)");
-  get->add_option("-t,--tensor", ga->tensor, "Output tensor index");
-  get->add_option("-o,--output", ga->output, "Write the raw bytes to this file");
-  get->add_option("--labels", ga->out.labels, "Label file, one per line");
-  get->add_option("--top", ga->out.top, "How many of the largest outputs to print")->check(CLI::Range(1u, 1000u));
-  get->callback([&ctx, ga] {
-    ctx.run([&]() -> Status {
-      auto* c = AISRV_TRY(ctx.client());
-      const auto info = AISRV_TRY(c->tensor_info(ctx.options.engine));
-      if (ga->tensor >= info.outputs.size())
-        return make_error(Errc::invalid_argument, "output tensor {} does not exist (the model has {})", ga->tensor,
+      for (size_t i : ia->only)
+        if (i >= info.outputs.size())
+          return make_error(Errc::invalid_argument, "output tensor {} does not exist (the model has {})", i,
+                            info.outputs.size());
+      // Inputs without a file are zeros, as the server treats inputs a session never wrote.
+      files.resize(info.inputs.size());
+      for (size_t i = 0; i < files.size(); ++i)
+        if (i >= ia->inputs.size()) files[i].assign(info.inputs[i].bytes, 0);
+      std::vector<std::span<const uint8_t>> inputs(files.begin(), files.end());
+      std::vector<std::vector<uint8_t>> outputs;
+      AISRV_TRY(c->infer(e, inputs, outputs));
+      if (outputs.size() != info.outputs.size())
+        return make_error(Errc::protocol_error, "the server answered {} outputs; the model has {}", outputs.size(),
                           info.outputs.size());
-      OutputArgs out = ga->out;
-      if (!ga->output.empty()) out.outputs = {ga->output};
-      return fetch_and_report(ctx, *c, info, {ga->tensor}, out);
-    });
-  });
-
-  auto summary = std::make_shared<bool>(false);
-  auto* timings = app.add_subcommand("timings", "Per-operator times of the last inference (GET_TIMINGS)");
-  timings->add_flag("--summary", *summary,
-                    "Profiler summary: each operator with its type, time and share, then totals per operator type");
-  timings->callback([&ctx, summary] {
-    ctx.run([&]() -> Status {
-      auto* c = AISRV_TRY(ctx.client());
-      const uint32_t e = ctx.options.engine;
-      if (!*summary) {
-        const auto t = AISRV_TRY(c->timings(e));
-        if (ctx.options.json) {
-          ctx.print_json({{"engine", e}, {"unit", "ns"}, {"timings", t}});
-        } else {
-          for (size_t i = 0; i < t.size(); ++i) fmt::print("{:>4}: {:>12} ns\n", i, t[i]);
-        }
-        return ok();
+      std::vector<size_t> which = ia->only;
+      if (which.empty())
+        for (size_t i = 0; i < outputs.size(); ++i) which.push_back(i);
+      const auto labels = AISRV_TRY(read_labels(ia->out.labels));
+      nlohmann::json outs = nlohmann::json::array();
+      for (size_t n = 0; n < which.size(); ++n) {
+        const size_t i = which[n];
+        if (n < ia->out.outputs.size()) AISRV_TRY(write_file(ia->out.outputs[n], outputs[i]));
+        outs.push_back(report_output(info.outputs[i], i, outputs[i], ia->out, labels, ctx.options.json));
       }
-      const auto rec = AISRV_TRY(c->timing_record(e));
-      uint64_t total = 0;
-      for (const auto& l : rec.layers) total += l.ns;
-      std::map<std::string, std::pair<uint64_t, unsigned>> by_type;
-      for (const auto& l : rec.layers) {
-        by_type[l.op].first += l.ns;
-        by_type[l.op].second++;
-      }
-      auto share = [&](uint64_t ns) { return total ? 100.0 * static_cast<double>(ns) / static_cast<double>(total) : 0.0; };
+      nlohmann::json timing;
+      if (ia->timings || ia->summary) AISRV_TRY(report_timings(ctx, *c, ia->summary, timing));
       if (ctx.options.json) {
-        nlohmann::json layers = nlohmann::json::array();
-        for (size_t i = 0; i < rec.layers.size(); ++i)
-          layers.push_back({{"index", i}, {"name", rec.layers[i].name}, {"op", rec.layers[i].op},
-                            {"ns", rec.layers[i].ns}, {"share", share(rec.layers[i].ns)}});
-        nlohmann::json types = nlohmann::json::object();
-        for (const auto& [op, v] : by_type) types[op] = {{"ns", v.first}, {"count", v.second}, {"share", share(v.first)}};
-        ctx.print_json({{"engine", e}, {"queue_ns", rec.queue_ns}, {"compute_ns", rec.compute_ns},
-                        {"total_ns", rec.total_ns}, {"layers", layers}, {"by_type", types}});
-        return ok();
+        nlohmann::json j{{"engine", e}, {"outputs", outs}};
+        if (!timing.is_null()) j[ia->summary ? "summary" : "timings"] = timing;
+        ctx.print_json(j);
       }
-      fmt::print("{:>4}  {:<28} {:<34} {:>12} {:>7}\n", "#", "operator", "output", "time (us)", "share");
-      for (size_t i = 0; i < rec.layers.size(); ++i) {
-        const auto& l = rec.layers[i];
-        fmt::print("{:>4}  {:<28} {:<34} {:>12.1f} {:>6.1f}%\n", i, l.op, l.name.substr(0, 34),
-                   static_cast<double>(l.ns) / 1e3, share(l.ns));
-      }
-      fmt::print("\nby operator type:\n");
-      std::vector<std::pair<std::string, std::pair<uint64_t, unsigned>>> sorted(by_type.begin(), by_type.end());
-      std::sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return a.second.first > b.second.first; });
-      for (const auto& [op, v] : sorted)
-        fmt::print("  {:<28} x{:<4} {:>12.1f} us {:>6.1f}%\n", op, v.second, static_cast<double>(v.first) / 1e3,
-                   share(v.first));
-      fmt::print("\noperators {:.1f} us, inference {:.1f} us, queued {:.1f} us, total {:.1f} us\n",
-                 static_cast<double>(total) / 1e3, static_cast<double>(rec.compute_ns) / 1e3,
-                 static_cast<double>(rec.queue_ns) / 1e3, static_cast<double>(rec.total_ns) / 1e3);
       return ok();
     });
   });

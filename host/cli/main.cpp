@@ -21,6 +21,9 @@ int main(int argc, char** argv) {
   app.add_flag("--json", ctx.options.json, "Machine-readable output (one JSON object)");
   app.add_option("--timeout", ctx.options.timeout_ms, "Per-command timeout in milliseconds")
       ->check(CLI::Range(1u, 3600000u));
+  app.add_option("--token-file", ctx.options.token_file,
+                 "File holding the server's token, sent with AUTH after connecting (TCP to an aisrvd started with "
+                 "--token-file; default: $AISRV_TOKEN_FILE)");
   app.footer("Exit codes: 0 ok, 1 the server answered an error, 2 usage, 3 cannot connect.");
 
   add_basic_commands(app, ctx);

@@ -11,7 +11,7 @@ static const aisrv_command_info_t k_commands[] = {
 };
 
 #define AISRV_X_CHECK_KIND(name, value, kind, req, resp) \
-  typedef char aisrv_kind_matches_bit_##name[((((value) & 0x80) != 0) == ((kind) == AISRV_KIND_SET)) ? 1 : -1];
+  typedef char aisrv_kind_matches_bit_##name[((((value) & 0x80) != 0) == ((kind) != AISRV_KIND_GET)) ? 1 : -1];
 AISRV_COMMAND_TABLE(AISRV_X_CHECK_KIND)
 #undef AISRV_X_CHECK_KIND
 
@@ -25,6 +25,14 @@ const aisrv_command_info_t *aisrv_command_info(uint32_t value) {
 const char *aisrv_command_name(uint32_t value) {
   const aisrv_command_info_t *info = aisrv_command_info(value);
   return info ? info->name : "UNKNOWN";
+}
+
+int aisrv_command_sends_data(uint32_t value) { return (value & AISRV_CMD_SET_BIT) != 0; }
+
+int aisrv_command_returns_data(uint32_t value) {
+  const aisrv_command_info_t *info = aisrv_command_info(value);
+  if (!info) return (value & AISRV_CMD_SET_BIT) == 0;
+  return info->kind != AISRV_KIND_SET;
 }
 
 unsigned aisrv_command_count(void) { return (unsigned)(sizeof k_commands / sizeof k_commands[0]); }

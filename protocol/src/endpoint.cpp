@@ -66,9 +66,10 @@ Result<SocketEndpoint> parse_socket_endpoint(std::string_view text) {
 namespace aisrv::protocol {
 
 std::string default_socket_target() {
-  if (::geteuid() == 0) return "unix:/run/aisrv.sock";
+  if (::geteuid() == 0) return "unix:/run/aisrv/aisrv.sock";
   const char* runtime = std::getenv("XDG_RUNTIME_DIR");
-  return std::string("unix:") + (runtime && *runtime ? runtime : "/tmp") + "/aisrv.sock";
+  if (runtime && *runtime) return std::string("unix:") + runtime + "/aisrv/aisrv.sock";
+  return "unix:/tmp/aisrv-" + std::to_string(::geteuid()) + "/aisrv.sock";
 }
 
 }  // namespace aisrv::protocol

@@ -1,6 +1,7 @@
 // aisrv protocol — codecs of the structured payloads (layouts in docs/protocol.md).
 #include "aisrv/protocol/payloads.hpp"
 
+#include <cstring>
 #include <limits>
 
 #include "aisrv/protocol/bytes.hpp"
@@ -241,6 +242,127 @@ Result<std::vector<uint32_t>> decode_timings(std::span<const uint8_t> in) {
   std::vector<uint32_t> v(in.size() / 4);
   for (size_t i = 0; i < v.size(); ++i) v[i] = aisrv_get_u32(in.data() + 4 * i);
   return v;
+}
+
+void encode_infer_request(std::span<const InferTensor> inputs, std::vector<uint8_t>& out) {
+  size_t total = 4 + 8 * inputs.size();
+  for (const auto& t : inputs) total += t.bytes.size();
+  out.reserve(out.size() + total);
+  ByteWriter w(out);
+  w.u32(static_cast<uint32_t>(inputs.size()));
+  for (const auto& t : inputs) {
+    w.u32(t.index);
+    w.u32(static_cast<uint32_t>(t.bytes.size()));
+  }
+  for (const auto& t : inputs) w.bytes(t.bytes);
+}
+
+Result<std::vector<InferTensor>> decode_infer_request(std::span<const uint8_t> in) {
+  ByteReader r(in);
+  const uint32_t n = r.u32("input count");
+  if (r.failed()) return r.status().error();
+  if (n > AISRV_MAX_TENSORS)
+    return make_error(Errc::protocol_error, "INFER carries {} inputs; the limit is {}", n, AISRV_MAX_TENSORS);
+  std::vector<InferTensor> inputs(n);
+  uint64_t total = 0;
+  uint32_t seen = 0;  // bit per index below 32 (AISRV_MAX_TENSORS <= 32)
+  for (auto& t : inputs) {
+    t.index = r.u32("input index");
+    const uint32_t length = r.u32("input length");
+    if (r.failed()) return r.status().error();
+    if (t.index >= AISRV_MAX_TENSORS)
+      return make_error(Errc::protocol_error, "INFER names input {}; the limit is {} inputs", t.index,
+                        AISRV_MAX_TENSORS);
+    if (seen & (1u << t.index)) return make_error(Errc::protocol_error, "INFER gives input {} twice", t.index);
+    seen |= 1u << t.index;
+    total += length;
+    t.bytes = std::span<const uint8_t>(in.data(), length);  // placeholder: positioned below
+  }
+  if (total != r.remaining())
+    return make_error(Errc::protocol_error, "INFER announces {} bytes of inputs, {} follow", total, r.remaining());
+  for (auto& t : inputs) t.bytes = r.bytes(t.bytes.size(), "input bytes");
+  if (auto st = r.status(); !st) return std::move(st).error();
+  return inputs;
+}
+
+size_t infer_answer_size(std::span<const uint32_t> lengths) {
+  size_t total = 4 + 4 * lengths.size();
+  for (uint32_t l : lengths) total += l;
+  return total;
+}
+
+void encode_infer_answer(std::span<const std::span<const uint8_t>> outputs, std::vector<uint8_t>& out) {
+  std::vector<uint32_t> lengths;
+  lengths.reserve(outputs.size());
+  for (const auto& o : outputs) lengths.push_back(static_cast<uint32_t>(o.size()));
+  out.resize(infer_answer_size(lengths));
+  uint8_t* p = out.data();
+  aisrv_put_u32(p, static_cast<uint32_t>(outputs.size()));
+  p += 4;
+  for (uint32_t l : lengths) {
+    aisrv_put_u32(p, l);
+    p += 4;
+  }
+  for (const auto& o : outputs) {
+    if (!o.empty()) std::memcpy(p, o.data(), o.size());
+    p += o.size();
+  }
+}
+
+Result<std::vector<std::span<const uint8_t>>> decode_infer_answer(std::span<const uint8_t> in) {
+  ByteReader r(in);
+  const uint32_t m = r.u32("output count");
+  if (r.failed()) return r.status().error();
+  if (m > AISRV_MAX_TENSORS)
+    return make_error(Errc::protocol_error, "INFER answer carries {} outputs; the limit is {}", m, AISRV_MAX_TENSORS);
+  std::vector<uint32_t> lengths(m);
+  uint64_t total = 0;
+  for (auto& l : lengths) {
+    l = r.u32("output length");
+    total += l;
+  }
+  if (r.failed()) return r.status().error();
+  if (total != r.remaining())
+    return make_error(Errc::protocol_error, "INFER answer announces {} bytes of outputs, {} follow", total,
+                      r.remaining());
+  std::vector<std::span<const uint8_t>> outputs;
+  outputs.reserve(m);
+  for (uint32_t l : lengths) outputs.push_back(r.bytes(l, "output bytes"));
+  if (auto st = r.status(); !st) return std::move(st).error();
+  return outputs;
+}
+
+std::string_view role_name(Role r) { return r == Role::admin ? "admin" : "user"; }
+
+void encode(const SessionInfo& s, std::vector<uint8_t>& out) {
+  ByteWriter w(out);
+  w.u64(s.id);
+  w.str8(s.transport);
+  w.str8(s.peer);
+  w.u8(static_cast<uint8_t>(s.role));
+  w.u8(s.authenticated ? 1 : 0);
+  w.u64(s.memory_used);
+  w.u64(s.memory_cap);
+  w.u32(s.max_queued);
+  w.u32(s.sessions);
+}
+
+Result<SessionInfo> decode_session_info(std::span<const uint8_t> in) {
+  ByteReader r(in);
+  SessionInfo s;
+  s.id = r.u64("id");
+  s.transport = r.str8("transport");
+  s.peer = r.str8("peer");
+  const uint8_t role = r.u8("role");
+  s.role = role == 1 ? Role::admin : Role::user;
+  s.authenticated = r.u8("authenticated") != 0;
+  s.memory_used = r.u64("memory_used");
+  s.memory_cap = r.u64("memory_cap");
+  s.max_queued = r.u32("max_queued");
+  s.sessions = r.u32("sessions");
+  // Later minors may append fields.
+  if (auto st = r.status(false); !st) return std::move(st).error();
+  return s;
 }
 
 void encode_u32(uint32_t v, std::vector<uint8_t>& out) { ByteWriter(out).u32(v); }

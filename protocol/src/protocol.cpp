@@ -19,6 +19,9 @@ uint32_t to_status(Errc code) {
     case Errc::flash_error: return AISRV_STATUS_ERROR_FLASH;
     case Errc::crc_error: return AISRV_STATUS_ERROR_CRC;
     case Errc::cancelled: return AISRV_STATUS_ERROR_CANCELLED;
+    case Errc::model_changed: return AISRV_STATUS_ERROR_MODEL_CHANGED;
+    case Errc::denied: return AISRV_STATUS_ERROR_DENIED;
+    case Errc::limit: return AISRV_STATUS_ERROR_LIMIT;
     default: return AISRV_STATUS_ERROR_INTERNAL;
   }
 }
@@ -38,6 +41,9 @@ Errc from_status(uint32_t status) {
     case AISRV_STATUS_ERROR_FLASH: return Errc::flash_error;
     case AISRV_STATUS_ERROR_CRC: return Errc::crc_error;
     case AISRV_STATUS_ERROR_CANCELLED: return Errc::cancelled;
+    case AISRV_STATUS_ERROR_MODEL_CHANGED: return Errc::model_changed;
+    case AISRV_STATUS_ERROR_DENIED: return Errc::denied;
+    case AISRV_STATUS_ERROR_LIMIT: return Errc::limit;
     default: return Errc::internal;
   }
 }
@@ -56,6 +62,9 @@ std::string_view errc_name(Errc code) {
     case Errc::crc_error: return "crc_error";
     case Errc::cancelled: return "cancelled";
     case Errc::internal: return "internal";
+    case Errc::model_changed: return "model_changed";
+    case Errc::denied: return "denied";
+    case Errc::limit: return "limit";
     case Errc::io_error: return "io_error";
     case Errc::timeout: return "timeout";
     case Errc::protocol_error: return "protocol_error";
@@ -71,6 +80,10 @@ std::string_view errc_name(Errc code) {
 namespace aisrv::protocol {
 
 bool is_known(uint32_t cmd) { return aisrv_command_info(cmd) != nullptr; }
+
+bool host_sends(uint32_t cmd) { return aisrv_command_sends_data(cmd) != 0; }
+
+bool server_returns(uint32_t cmd) { return aisrv_command_returns_data(cmd) != 0; }
 
 std::string_view command_name(uint32_t cmd) { return aisrv_command_name(cmd); }
 

@@ -144,20 +144,22 @@ int main(int argc, char** argv) {
   if (!srv) die(srv.error().what());
   std::vector<double> flash_l, wire_l;
   protocol::Response resp;
+  auto session = (*srv)->open_session(server::Peer::of("local", "bench"));
   for (int r = 0; r < rounds; ++r) {
     auto t0 = Clock::now();
-    (*srv)->handle({protocol::Header{static_cast<uint32_t>(protocol::Command::SET_MODEL_SECONDARY_FLASH), 0, 0}, {}},
+    (*srv)->handle(*session, {protocol::Header{static_cast<uint32_t>(protocol::Command::SET_MODEL_SECONDARY_FLASH), 0, 0}, {}},
                    resp);
     flash_l.push_back(seconds(t0));
     if (resp.status != 0) die("SET_MODEL_SECONDARY_FLASH failed");
     t0 = Clock::now();
-    (*srv)->handle({protocol::Header{static_cast<uint32_t>(protocol::Command::SET_MODEL_SECONDARY), 0, 0}, model},
+    (*srv)->handle(*session, {protocol::Header{static_cast<uint32_t>(protocol::Command::SET_MODEL_SECONDARY), 0, 0}, model},
                    resp);
     wire_l.push_back(seconds(t0));
     if (resp.status != 0) die("SET_MODEL_SECONDARY failed");
   }
   const double fl = bench::percentile(flash_l, 0.5) * 1e3, wl = bench::percentile(wire_l, 0.5) * 1e3;
   bench::report("flash_load_" + std::to_string(mib) + "mib", fl, "ms", "wire_load_in_memory", wl, "ms", fl / wl);
+  (*srv)->close_session(*session);
   srv->reset();
 
   // The same with the CPU engine and a real model, when the shared test data is there.
@@ -182,15 +184,16 @@ int main(int argc, char** argv) {
       if (!cs) die(cs.error().what());
       flash_l.clear();
       wire_l.clear();
+      auto cpu_session = (*cs)->open_session(server::Peer::of("local", "bench"));
       for (int r = 0; r < rounds; ++r) {
         auto t0 = Clock::now();
-        (*cs)->handle({protocol::Header{static_cast<uint32_t>(protocol::Command::SET_MODEL_SECONDARY_FLASH), 1, 0},
+        (*cs)->handle(*cpu_session, {protocol::Header{static_cast<uint32_t>(protocol::Command::SET_MODEL_SECONDARY_FLASH), 1, 0},
                        {}},
                       resp);
         flash_l.push_back(seconds(t0));
         if (resp.status != 0) die("CPU engine: SET_MODEL_SECONDARY_FLASH failed");
         t0 = Clock::now();
-        (*cs)->handle({protocol::Header{static_cast<uint32_t>(protocol::Command::SET_MODEL_SECONDARY), 1, 0}, tfl},
+        (*cs)->handle(*cpu_session, {protocol::Header{static_cast<uint32_t>(protocol::Command::SET_MODEL_SECONDARY), 1, 0}, tfl},
                       resp);
         wire_l.push_back(seconds(t0));
         if (resp.status != 0) die("CPU engine: SET_MODEL_SECONDARY failed");

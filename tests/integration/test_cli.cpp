@@ -59,8 +59,8 @@ TEST_CASE("every subcommand works over Unix and TCP, with text and JSON output")
     CAPTURE(target);
     auto r = f.cli({"version"}, target);
     CHECK(r.exit_code == 0);
-    CHECK(r.out.find("protocol 1.0") != std::string::npos);
-    CHECK(r.out.find("capabilities: timing-record,cancel,chain") != std::string::npos);
+    CHECK(r.out.find("protocol 1.1") != std::string::npos);
+    CHECK(r.out.find("capabilities: timing-record,cancel,chain,infer,sessions") != std::string::npos);
     auto v = json_of(f.cli({"--json", "version"}, target));
     CHECK(v["server"]["engines"] == 2);
 
@@ -88,21 +88,25 @@ TEST_CASE("every subcommand works over Unix and TCP, with text and JSON output")
     CHECK(inf["outputs"][0]["top"][0]["index"] == 7);  // the largest output byte is the last one (8+1)
     CHECK(inf["outputs"][0]["bytes"] == 8);
 
-    auto got = json_of(f.cli({"--json", "get-output"}, target));
-    CHECK(got["outputs"][0]["top"][0]["raw"] == 9);
-    // the chain ran engine 1 on engine 0's output
-    got = json_of(f.cli({"--json", "-e", "1", "get-output"}, target));
-    CHECK(got["outputs"][0]["top"][0]["raw"] == 10);
+    CHECK(inf["outputs"][0]["top"][0]["raw"] == 9);
+    auto only = json_of(f.cli({"--json", "infer", "-i", in, "-t", "0"}, target));
+    CHECK(only["outputs"].size() == 1);
+    CHECK(f.cli({"infer", "-i", in, "-t", "3"}, target).exit_code == 2);  // no output 3
 
-    r = f.cli({"timings"}, target);
+    // Timings of the inference this invocation ran (they belong to its session).
+    r = f.cli({"infer", "-i", in, "--timings"}, target);
     CHECK(r.exit_code == 0);
-    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 3);
-    r = f.cli({"timings", "--summary"}, target);
+    CHECK(r.out.find("per-operator times:") != std::string::npos);
+    CHECK(r.out.find("   2:") != std::string::npos);
+    r = f.cli({"infer", "-i", in, "--summary"}, target);
     CHECK(r.exit_code == 0);
     CHECK(r.out.find("TEST_OP") != std::string::npos);
     CHECK(r.out.find("by operator type") != std::string::npos);
-    auto tj = json_of(f.cli({"--json", "timings", "--summary"}, target));
-    CHECK(tj["layers"].size() == 3);
+    auto tj = json_of(f.cli({"--json", "infer", "-i", in, "--summary"}, target));
+    CHECK(tj["summary"]["layers"].size() == 3);
+    auto sj = json_of(f.cli({"--json", "session"}, target));
+    CHECK(sj["role"] == "admin");
+    CHECK(sj["transport"] == (target == f.unix_target ? "unix" : "tcp"));
 
     auto st = json_of(f.cli({"--json", "status"}, target));
     CHECK(st["model_loaded"] == true);
@@ -115,7 +119,10 @@ TEST_CASE("every subcommand works over Unix and TCP, with text and JSON output")
     CHECK(r.err.find("engine 0 has no model loaded") != std::string::npos);
     auto logj = json_of(f.cli({"--json", "log", "-n", "1"}, target));
     CHECK(logj["log"].size() == 1);
-    CHECK(f.cli({"log"}, target).out.find("GET_SPEC: engine 0 has no model loaded") != std::string::npos);
+    // Shared lines every session sees; another invocation's errors are its own.
+    const auto log = f.cli({"log"}, target).out;
+    CHECK(log.find("model unloaded") != std::string::npos);
+    CHECK(log.find("GET_SPEC: engine 0 has no model loaded") == std::string::npos);
   }
   CHECK(f.server.stop() == 0);
 }
@@ -144,8 +151,8 @@ TEST_CASE("exit codes: 1 server error, 2 usage, 3 cannot connect; JSON errors") 
 }
 
 TEST_CASE("--help on every subcommand explains it and exits 0") {
-  for (const char* sub : {"id", "version", "status", "hello", "log", "load", "unload", "spec", "tensors", "infer",
-                          "get-output", "timings"}) {
+  for (const char* sub : {"id", "version", "status", "session", "hello", "log", "load", "unload", "spec", "tensors",
+                          "infer", "cancel"}) {
     CAPTURE(sub);
     auto r = run({AISRV_CLI, sub, "--help"});
     CHECK(r.exit_code == 0);

@@ -129,11 +129,12 @@ void storm(const std::string& sock, unsigned seed) {
       for (int i = 0; i < 10; ++i) {
         if (!c->hello() || !c->status(engine)) ++failures;
         if (t % 8 == 0 && i == 0 && !c->load_model(engine, model)) ++failures;
-        // other clients may be reloading: only transport-level failures count
+        // other clients may be reloading (no model yet, or a new one under inputs set for the old): only
+        // transport-level failures count
         auto r = c->set_input(engine, 0, input);
         if (!r && r.error().code != Errc::no_model) ++failures;
         auto s = c->start_inference(engine);
-        if (!s && s.error().code != Errc::no_model) ++failures;
+        if (!s && s.error().code != Errc::no_model && s.error().code != Errc::model_changed) ++failures;
       }
     });
   }
@@ -160,9 +161,8 @@ TEST_CASE("hostile clients: the server keeps serving, memory stays flat, clean s
   auto c = client::Client::connect("unix:" + sock);
   REQUIRE(c.ok());
   CHECK(c->hello().ok());
-  auto log = c->debug_log(AISRV_ENGINE_SERVER);
-  REQUIRE(log.ok());
-  CHECK(log->find("closing the connection") != std::string::npos);
   const int code = server.stop();
   CHECK_MESSAGE(code == 0, server.log());
+  // Each refused frame's reason went to its own session and to the daemon's log.
+  CHECK(server.log().find("closing the connection") != std::string::npos);
 }

@@ -147,8 +147,11 @@ TEST_CASE("the aisrv CLI over spi-sim: load, infer, read back, status, log") {
   r = cli({"log"});
   CHECK(r.exit_code == 0);
   // a server error through SPI: exit code 1 and the server's reason
-  r = cli({"-e", "0", "get-output", "-t", "5"});
+  r = cli({"-e", "0", "infer", "-i", in_file, "-i", in_file});  // the model has one input
   CHECK(r.exit_code != 0);
+  r = cli({"-e", "7", "spec"});  // the server's reason comes back over SPI
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("engine 7 does not exist") != std::string::npos);
   // nobody there: exit code 3
   r = test::run({AISRV_CLI, "--connect", "spi-sim:" + rig.dir.file("none.sock"), "hello"});
   CHECK(r.exit_code == 3);

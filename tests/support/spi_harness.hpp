@@ -82,7 +82,8 @@ class SpiRig {
     if (aisrv_mcu_init(&c, &hal, &cfg) != AISRV_MCU_OK) throw std::runtime_error("aisrv_mcu_init failed");
   }
 
-  std::string server_log() { return server->log().tail(0); }
+  // The server log as the master's session reads it (shared lines and its own, e.g. discarded transfers).
+  std::string server_log() { return spi->session()->read_log(server->engine_count(), server->log(), 0, false); }
 
   TempDir dir;
   std::string path;

@@ -3,6 +3,8 @@
 //   aisrv_test_server --listen unix:/tmp/x.sock [--listen tcp:0] [--usb-ffs DIR] [--engines 2] [--chain 0:1]
 //                     [--flash IMAGE [--boot N]...]   (model store as aisrvd --flash; small new images: 4M, 64K blocks)
 //                     [--spi sim:/tmp/spi.sock [--spi-frame N] [--spi-fixed] [--spi-timeout MS]]
+//                     [--delay-us N]   (per layer of every test model, on top of the model's own)
+//                     and every many-clients option of aisrvd (--token-file, --admin-group, --idle-timeout, ...)
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -36,6 +38,10 @@ int main(int argc, char** argv) {
   app.add_option("--spi-frame", spi_frame)->check(CLI::Range(AISRV_SPI_MIN_FRAME, AISRV_SPI_MAX_FRAME));
   app.add_flag("--spi-fixed", spi_fixed);
   app.add_option("--spi-timeout", spi_timeout_ms)->check(CLI::Range(1u, 3600000u));
+  daemon::ClientOptions clients;
+  daemon::add_client_options(app, clients);
+  size_t io_threads = 1;
+  app.add_option("--io-threads", io_threads);
   CLI11_PARSE(app, argc, argv);
   if (listen.empty() && usb_ffs.empty() && spi.empty()) {
     std::fprintf(stderr, "aisrv_test_server: give --listen, --usb-ffs and/or --spi\n");
@@ -51,6 +57,11 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<engine::InferenceBackend>> backends;
   for (unsigned i = 0; i < engines; ++i) backends.push_back(std::make_unique<test::TestBackend>());
   daemon::ServeOptions options;
+  options.socket.io_threads = io_threads;
+  if (auto st = daemon::apply_client_options(clients, options); !st) {
+    logger->error("{}", st.error().message);
+    return 2;
+  }
   options.listen = listen;
   options.usb_ffs = usb_ffs;
   options.chains = *chains;

@@ -1,7 +1,10 @@
-// aisrv interpreter — one engine addressed by its number: the inference backend, the model slot, tensor access,
-// the timings of the last inference, the status word and the debug log. Every operation that touches the model
-// or tensors takes the slot's lock, so one engine does one thing at a time whichever transport or thread calls;
-// GET_STATUS and CANCEL_INFER are lock-free so they answer while an inference runs.
+// aisrv interpreter — one engine addressed by its number: what all sessions share. The inference backend and its
+// arena, the loaded model (published as an immutable LoadedModel snapshot with a generation number), the engine's
+// state bits (BUSY/SENSING), its shared debug log, the sensor and the chain target. Tensors, outputs, timings and error
+// bits are not here: they belong to sessions (aisrv/session.hpp). An inference copies the session's inputs into the
+// backend, runs, and copies the outputs back into the session, all under the engine's lock, so one engine does one
+// thing at a time whichever session, transport or thread calls; the state bits, the snapshot and cancel are
+// lock-free so they answer while an inference runs.
 #pragma once
 
 #include <atomic>
@@ -16,11 +19,14 @@
 #include "aisrv/debug_log.hpp"
 #include "aisrv/engine/backend.hpp"
 #include "aisrv/frame_source.hpp"
+#include "aisrv/loaded_model.hpp"
 #include "aisrv/protocol/payloads.hpp"
 #include "aisrv/protocol/protocol.hpp"
 #include "aisrv/protocol/result.hpp"
 
 namespace aisrv::server {
+
+class Session;
 
 class EngineSlot {
  public:
@@ -30,46 +36,39 @@ class EngineSlot {
 
   uint32_t number() const { return number_; }
   std::string_view kind() const { return backend_->kind(); }
+  // The shared log: lines every session of this engine may read.
   DebugLog& log() { return *log_; }
 
-  // Model lifecycle. A failed load leaves the engine without a model (never half-loaded).
+  // The current model (null without one). Never blocks on a running inference.
+  std::shared_ptr<const LoadedModel> model() const;
+  bool has_model() const { return model() != nullptr; }
+
+  // Model lifecycle. A failed load leaves the engine without a model (never half-loaded). Either way the generation
+  // advances, so tensors of sessions written for the old model are recognised as stale.
   Status load_model(std::span<const uint8_t> model, engine::Placement placement, std::string_view source);
   Status unload_model();
-  bool has_model() const;
 
-  // Tensors. Indices and lengths are checked against the loaded model.
-  // `donor`, when given, holds exactly `data` and may be swapped into the backend instead of copied.
-  Status write_input(uint32_t index, std::span<const uint8_t> data, std::vector<uint8_t>* donor = nullptr);
-  Status read_input(uint32_t index, std::vector<uint8_t>& out);
-  Status read_output(uint32_t index, std::vector<uint8_t>& out);
-  // The same without a copy when `sink` takes the tensor's bytes (offered while the engine is held): true; when it
-  // declines, they are copied into `out`: false.
-  Result<bool> read_output(uint32_t index, protocol::PayloadSink& sink, std::vector<uint8_t>& out);
-  // Copies output `index` into `out`, which must have exactly the tensor's length (in-process channel).
-  Status copy_output(uint32_t index, std::span<uint8_t> out);
-  Result<uint32_t> input_length(uint32_t index);
-  Result<uint32_t> output_length(uint32_t index);
+  // One inference on `session`'s inputs; its outputs and timing go back to the session. `queue_ns` is how long the
+  // request waited for the engine. `chain_out`, when given, receives copies of the outputs (engine chaining).
+  Status infer(Session& session, uint64_t queue_ns, std::vector<std::vector<uint8_t>>* chain_out = nullptr);
+  // Chain target: `inputs` (count and sizes must match the model's inputs) become the session's inputs of this engine,
+  // then it runs; outputs go to `session` as above.
+  Status infer_with(Session& session, const std::vector<std::vector<uint8_t>>& inputs,
+                    std::vector<std::vector<uint8_t>>* chain_out = nullptr);
+  // INFER: every input from the request, every output encoded into `answer` (protocol::encode_infer_answer); the
+  // session's tensors are left as they were, its timing record is updated.
+  Status infer_call(Session& session, std::span<const protocol::InferTensor> inputs, uint64_t queue_ns,
+                    std::vector<uint8_t>& answer, std::vector<std::vector<uint8_t>>* chain_out = nullptr);
 
-  // Runs one inference on the current inputs. `queue_ns` is how long the request waited for the engine. When
-  // `outputs` is given, the outputs are copied into it under the same lock (engine chaining).
-  Status infer(uint64_t queue_ns, std::vector<std::vector<uint8_t>>* outputs = nullptr);
-  // Chain target: writes `inputs` (count and sizes must match the model's inputs) and infers; `outputs` as above.
-  Status infer_with(const std::vector<std::vector<uint8_t>>& inputs,
-                    std::vector<std::vector<uint8_t>>* outputs = nullptr);
+  protocol::EngineInfo info() const;
 
-  // Introspection.
-  Result<protocol::Spec> spec(uint32_t tensor);
-  Result<protocol::ModelTensors> tensor_info();
-  protocol::EngineInfo info();
-  Status timings(std::vector<uint8_t>& out);
-  Result<protocol::TimingRecord> timing_record();
-
-  // Lock-free: the status word (BUSY/SENSING + error bits raised since the last call, which this clears).
-  uint32_t take_status();
-  // Lock-free: asks a running inference to stop (the backend checks between layers).
-  void cancel();
-  // A debug-log line "<context>: <message>" and the error's status bit into the status word.
-  void note_error(std::string_view context, const Error& error);
+  // Lock-free: BUSY / SENSING.
+  uint32_t state_bits() const { return state_bits_.load(); }
+  // Lock-free: stops the running inference at the backend's next check if it belongs to session `owner` (0: whoever
+  // runs). True when an inference was running and was asked to stop.
+  bool cancel(uint64_t owner);
+  // The session whose inference runs now (0: none).
+  uint64_t running_session() const { return running_.load(); }
 
   void set_chain_target(std::optional<uint32_t> target) { chain_target_ = target; }
   std::optional<uint32_t> chain_target() const { return chain_target_; }
@@ -78,18 +77,19 @@ class EngineSlot {
   enum class AcquireMode : uint32_t { idle = 0, single = 1, stream = 2 };
   void attach_sensor(std::unique_ptr<FrameSource> source);
   bool has_sensor() const { return sensor_ != nullptr; }
-  // Captures one frame (or takes the injected one) into input tensor 0; the caller then runs the inference.
-  Status acquire_frame();
-  Status inject_frame(std::span<const uint8_t> frame);
-  Status read_frame(std::vector<uint8_t>& out);
+  // Captures one frame (or takes the session's injected one) into the session's input 0; the caller then infers.
+  Status acquire_frame(Session& session);
   Status write_sensor_register(uint8_t address, uint8_t reg, uint8_t value);
   AcquireMode acquire_mode() const { return mode_.load(); }
   void set_acquire_mode(AcquireMode m) { mode_.store(m); }
 
  private:
   engine::LogFn log_fn();
-  Status require_model() const;
-  Result<std::span<const uint8_t>> output_locked(uint32_t index) const;  // checks; mu_ held
+  Result<std::shared_ptr<const LoadedModel>> require_model() const;  // mu_ held
+  void publish(std::shared_ptr<const LoadedModel> m);
+  // Runs the backend with BUSY set and cancel armed for `owner`; mu_ held.
+  Result<std::vector<protocol::LayerTime>> invoke_locked(uint64_t owner, uint64_t& compute_ns);
+  void copy_outputs_locked(const LoadedModel& m, std::vector<std::vector<uint8_t>>* out);
 
   const uint32_t number_;
   const std::unique_ptr<engine::InferenceBackend> backend_;
@@ -98,20 +98,17 @@ class EngineSlot {
   std::optional<uint32_t> chain_target_;
 
   std::atomic<uint32_t> state_bits_{0};
-  std::atomic<uint32_t> error_bits_{0};
   std::atomic<bool> cancel_{false};
+  std::atomic<uint64_t> running_{0};
+  std::atomic<uint64_t> inferences_{0};
   std::atomic<AcquireMode> mode_{AcquireMode::idle};
   std::unique_ptr<FrameSource> sensor_;
 
-  mutable std::mutex mu_;  // guards everything below and every backend call
-  std::optional<engine::ModelInfo> model_;
-  uint32_t model_bytes_ = 0;
-  std::string model_source_;
-  bool outputs_valid_ = false;
-  uint64_t inferences_ = 0;
-  protocol::TimingRecord last_timing_;
-  std::vector<uint8_t> last_frame_;
-  std::optional<std::vector<uint8_t>> injected_frame_;
+  mutable std::mutex model_mu_;  // guards model_ (the snapshot pointer only)
+  std::shared_ptr<const LoadedModel> model_;
+
+  mutable std::mutex mu_;  // the engine: every backend call and everything below
+  uint64_t generation_ = 0;
 };
 
 }  // namespace aisrv::server

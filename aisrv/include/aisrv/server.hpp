@@ -1,20 +1,29 @@
-// aisrv interpreter — the AI-engine command interpreter: engines by number, the command table, and dispatch.
-// Transports hand it decoded Requests and frame its Responses; it never knows which transport a request came from,
-// nor which backend runs a model.
+// aisrv interpreter — the AI-engine command interpreter: engines by number, sessions, the command table, access
+// rules and dispatch. Transports hand it decoded Requests of a Session and frame its Responses; it never knows which
+// transport a request came from, nor which backend runs a model.
+//
+// Sessions: a transport opens one per client (open_session, with the Peer it learned from its medium) and closes it
+// when the client leaves (close_session: the session's queued work is answered ERROR_CANCELLED without running, its
+// running inference is cancelled, its flash transfer aborted, its state freed). What a session creates — tensors,
+// outputs, timings, error bits, its own log lines — only it sees; models and engines are shared.
 //
 // Two ways in:
-//   handle(req, resp)          synchronous, thread-safe; the caller's thread does the work.
-//   submit(req, resp, done)    asynchronous: commands for one engine run strictly in turn, in arrival order, on that
-//                              engine's strand of a worker pool; different engines run concurrently. Status polls
-//                              (GET_STATUS, HELLO, GET_ID, GET_VERSION, GET_DEBUG_LOG, CANCEL_INFER) answer at once.
+//   handle(session, req, resp)        synchronous; the caller's thread waits for the answer.
+//   submit(session, req, resp, done)  asynchronous. Commands that need the engine (model loads, inference, acquire,
+//                                     flash I/O) wait in that engine's queue, taken round robin across sessions and
+//                                     run one at a time on the engine's strand; engines run concurrently. Everything
+//                                     else (status, identity, the session's own tensors, introspection) is answered
+//                                     at once on the caller's thread without the engine's lock.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -23,6 +32,7 @@
 #include "aisrv/engine_slot.hpp"
 #include "aisrv/frame_source.hpp"
 #include "aisrv/protocol/protocol.hpp"
+#include "aisrv/session.hpp"
 
 namespace spdlog {
 class logger;
@@ -34,10 +44,23 @@ class ModelStore;
 namespace aisrv::server {
 
 class CommandTable;
+class EngineQueue;
+struct Handler;
 
 struct SensorConfig {
   std::unique_ptr<FrameSource> source;
   std::chrono::milliseconds stream_interval{100};  // START_ACQUIRE_STREAM pace
+};
+
+// Who may do what (docs/security.md). Commands that change what every session shares (SET_MODEL*, UNLOAD_MODEL,
+// flash writes and erase, acquire streams, sensor registers, engine-wide cancel) need the admin role.
+struct AccessOptions {
+  // Unix peers: without a group every peer that can open the socket is admin; with one, admins are root, the
+  // daemon's own user and members of this group, the rest are users. TCP peers without a token: admin without a
+  // group, else users (a TCP peer has no credentials). USB, SPI and in-process peers are admin.
+  std::optional<uint32_t> admin_gid;
+  // When set, a TCP session may only HELLO / GET_VERSION / GET_ID / AUTH until it sent this token; it is then admin.
+  std::string token;
 };
 
 struct ServerOptions {
@@ -47,6 +70,8 @@ struct ServerOptions {
   uint32_t extra_capabilities = 0;             // capability bits transports add (e.g. AISRV_CAP_CRC32)
   std::vector<std::pair<uint32_t, SensorConfig>> sensors;  // frame sources by engine number
   flash::ModelStore* store = nullptr;          // the model store behind the flash commands (may be null; not owned)
+  AccessOptions access;
+  SessionLimits session;                       // per-session memory cap and queue depth
 };
 
 class Server {
@@ -58,47 +83,93 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  void handle(const protocol::Request& request, protocol::Response& response);
+  // --- sessions ----------------------------------------------------------------------------------------------------
+  std::shared_ptr<Session> open_session(Peer peer);
+  // Idempotent. `why` ends up in the log lines of what was cancelled ("disconnected", "link reset").
+  void close_session(Session& session, std::string_view why = "the client disconnected");
+  size_t session_count() const;
 
+  // --- requests ----------------------------------------------------------------------------------------------------
+  void handle(Session& session, const protocol::Request& request, protocol::Response& response);
   using Done = std::function<void()>;
-  // `request.payload` and `response` must stay valid until `done` runs; `done` runs on a worker or the caller.
-  void submit(const protocol::Request& request, protocol::Response& response, Done done);
+  // `request.payload` and `response` must stay valid until `done` runs; `done` runs on a worker or the caller, also
+  // for a request that was cancelled before it ran.
+  void submit(Session& session, const protocol::Request& request, protocol::Response& response, Done done);
 
+  // A debug-log line "<context>: <message>" and the error's status bit for `session` (engine scope, or the server's
+  // when `engine` is not an engine number).
+  void note_error(Session& session, uint32_t engine, std::string_view context, const Error& error);
+
+  // --- shutdown ----------------------------------------------------------------------------------------------------
+  // From now on new requests and every queued one are answered ERROR_CANCELLED without running; running ones go on.
+  void begin_shutdown();
+  bool shutting_down() const { return shutting_down_.load(); }
+  // Asks every running inference to stop at its next check.
+  void cancel_running();
+  // Waits until no engine runs or queues anything; true when that happened before the deadline.
+  bool wait_idle(std::chrono::steady_clock::time_point deadline);
+
+  // --- engines and server facts --------------------------------------------------------------------------------------
   uint32_t engine_count() const { return static_cast<uint32_t>(engines_.size()); }
   // nullptr when out of range.
   EngineSlot* engine(uint32_t number);
+  // The shared server log (the engine-number problems of everyone, start-up facts).
   DebugLog& log() { return *log_; }
   uint32_t max_payload() const { return options_.max_payload; }
   // The model store (null when none is configured).
   flash::ModelStore* store() const { return options_.store; }
   uint32_t capabilities() const;
   void add_capabilities(uint32_t bits) { options_.extra_capabilities |= bits; }
+  const AccessOptions& access() const { return options_.access; }
+  const SessionLimits& session_limits() const { return options_.session; }
 
-  // One inference on `slot`, then its chain (if any). A failure further down a chain is reported on the engine
-  // that failed (status word + debug log) and does not fail this call.
-  Status start_inference(EngineSlot& slot, uint64_t queue_ns);
-  // Acquire one sensor frame into input 0, then start_inference.
-  Status acquire_single(EngineSlot& slot, uint64_t queue_ns);
-  // Continuous acquire + infer every `interval` in the engine's turn, until stop_stream (or an error).
-  Status start_stream(EngineSlot& slot, std::chrono::milliseconds interval);
+  // One inference on `slot` with `session`'s tensors, then its chain (if any). A failure further down a chain is
+  // reported to the session on the engine that failed (status word + debug log) and does not fail this call.
+  Status start_inference(Session& session, EngineSlot& slot, uint64_t queue_ns);
+  // INFER: inputs from the request, outputs into `answer`, then the chain.
+  Status infer_call(Session& session, EngineSlot& slot, std::span<const protocol::InferTensor> inputs,
+                    uint64_t queue_ns, std::vector<uint8_t>& answer);
+  // Acquire one sensor frame into the session's input 0, then start_inference.
+  Status acquire_single(Session& session, EngineSlot& slot, uint64_t queue_ns);
+  // Continuous acquire + infer every `interval` in the engine's turn for `session`, until stop_stream, an error, or
+  // the session closing.
+  Status start_stream(Session& session, EngineSlot& slot, std::chrono::milliseconds interval);
   void stop_stream(EngineSlot& slot);
   std::chrono::milliseconds stream_interval(uint32_t engine) const { return stream_intervals_[engine]; }
 
+  // Flash transfers belong to the session that began them (docs/protocol.md 3.7). `begin` claims engine's transfer
+  // for `session`; otherwise checks that the transfer (if any) is the session's. Errc::denied naming the owner.
+  Status claim_flash_transfer(Session& session, uint32_t engine, bool begin);
+  void release_flash_transfer(Session& session, uint32_t engine);
+
  private:
+  struct Stream;
   Server(ServerOptions options, std::chrono::steady_clock::time_point epoch,
          std::vector<std::unique_ptr<EngineSlot>> engines);
-  void dispatch(const protocol::Request& request, protocol::Response& response, uint64_t queue_ns);
-  void run_chain(uint32_t from, std::vector<std::vector<uint8_t>> outputs);
+  // The checks every command shares; nullptr when the request was answered (refused).
+  const Handler* admit(Session& session, const protocol::Request& request, protocol::Response& response);
+  void run(Session& session, const Handler& h, const protocol::Request& request, protocol::Response& response,
+           uint64_t queue_ns);
+  void refuse(Session& session, const protocol::Request& request, protocol::Response& response, const Error& e);
+  EngineQueue& queue_for(const protocol::Request& request, const Handler& h);
+  void run_chain(Session& session, uint32_t from, std::vector<std::vector<uint8_t>> outputs);
+  protocol::Role role_for(const Peer& peer) const;
   class Workers;
 
   ServerOptions options_;
   std::chrono::steady_clock::time_point epoch_;
+  std::unique_ptr<LogClock> clock_;
   std::unique_ptr<DebugLog> log_;
   std::vector<std::unique_ptr<EngineSlot>> engines_;
   std::unique_ptr<CommandTable> commands_;
   std::unique_ptr<Workers> workers_;
-  // The running stream round per engine; only touched in that engine's turn.
-  std::vector<std::shared_ptr<std::function<void()>>> streams_;
+  std::atomic<bool> shutting_down_{false};
+
+  mutable std::mutex sessions_mu_;  // sessions_, next_session_, flash_owner_, streams_
+  std::unordered_map<uint64_t, std::weak_ptr<Session>> sessions_;
+  uint64_t next_session_ = 0;
+  std::vector<uint64_t> flash_owner_;  // per engine: the session whose flash transfer is open (0: none)
+  std::vector<std::shared_ptr<Stream>> streams_;  // per engine: the running stream
   std::vector<std::chrono::milliseconds> stream_intervals_;
 };
 

@@ -1,7 +1,8 @@
 // aisrv interpreter — model-store commands: SET_MODEL_PRIMARY/SECONDARY_FLASH (load the engine's stored model,
 // hash checked first), the chunked write (SET_FLASH_BEGIN / CHUNK / COMMIT / ABORT), SET_FLASH_ERASE, and the
 // read side (GET_FLASH_CATALOGUE, GET_FLASH_MODEL by chunk index, GET_FLASH_WRITE_STATE). Engine N's stored model
-// is client N of the store (docs/flash-format.md).
+// is client N of the store (docs/flash-format.md). Writing, committing, aborting and erasing change the shared store
+// (admin); a transfer belongs to the session that began it (Server::claim_flash_transfer).
 #include <algorithm>
 
 #include "aisrv/flash/store.hpp"
@@ -137,8 +138,12 @@ Status flash_begin(CommandContext& c) {
   info.sizes[0] = b->size;
   info.expected_hash = b->xxh64;
   info.expected_format = static_cast<flash::ModelFormat>(b->format);
-  AISRV_TRY(store->begin_update(c.slot->number(), info));
-  c.slot->log().add(fmt::format("flash write of '{}' ({} bytes) started", b->name, b->size));
+  AISRV_TRY(c.server.claim_flash_transfer(c.session, c.slot->number(), true));
+  if (auto st = store->begin_update(c.slot->number(), info); !st) {
+    c.server.release_flash_transfer(c.session, c.slot->number());
+    return st;
+  }
+  c.slot->log().add(fmt::format("flash write of '{}' ({} bytes) started by {}", b->name, b->size, c.session.name()));
   return ok();
 }
 
@@ -146,12 +151,16 @@ Status flash_chunk(CommandContext& c) {
   auto* store = AISRV_TRY(store_of(c));
   auto ch = protocol::decode_flash_chunk(c.request.payload);
   if (!ch) return bad_payload("SET_FLASH_CHUNK payload", ch.error());
+  AISRV_TRY(c.server.claim_flash_transfer(c.session, c.slot->number(), false));
   return store->write_chunk(c.slot->number(), flash::SegmentKind::model, ch->offset, ch->bytes);
 }
 
 Status flash_commit(CommandContext& c) {
   auto* store = AISRV_TRY(store_of(c));
-  const auto e = AISRV_TRY(store->commit_update(c.slot->number()));
+  AISRV_TRY(c.server.claim_flash_transfer(c.session, c.slot->number(), false));
+  auto committed = store->commit_update(c.slot->number());
+  c.server.release_flash_transfer(c.session, c.slot->number());  // a commit ends the transfer, failed or not
+  const auto e = AISRV_TRY(std::move(committed));
   const flash::Slot& s = *e.active_slot();
   c.slot->log().add(fmt::format("stored model '{}' ({}, {} bytes, xxh64 {:016x}) committed to slot {}, seq {}",
                                 s.name, flash::model_format_name(s.format), s.model_size(), s.model_hash(),
@@ -161,12 +170,15 @@ Status flash_commit(CommandContext& c) {
 
 Status flash_abort(CommandContext& c) {
   auto* store = AISRV_TRY(store_of(c));
+  AISRV_TRY(c.server.claim_flash_transfer(c.session, c.slot->number(), false));
   store->abort_update(c.slot->number());
+  c.server.release_flash_transfer(c.session, c.slot->number());
   return ok();
 }
 
 Status flash_erase(CommandContext& c) {
   auto* store = AISRV_TRY(store_of(c));
+  AISRV_TRY(c.server.claim_flash_transfer(c.session, c.slot->number(), false));
   AISRV_TRY(store->erase(c.slot->number()));
   c.slot->log().add("stored model erased from flash");
   return ok();
@@ -175,16 +187,18 @@ Status flash_erase(CommandContext& c) {
 }  // namespace
 
 void add_flash_commands(CommandTable& t) {
-  t.add(Command::SET_MODEL_PRIMARY_FLASH, {set_model_primary_flash, Scope::engine});
-  t.add(Command::SET_MODEL_SECONDARY_FLASH, {set_model_secondary_flash, Scope::engine});
-  t.add(Command::GET_FLASH_CATALOGUE, {get_catalogue, Scope::server});
-  t.add(Command::GET_FLASH_MODEL, {get_flash_model, Scope::engine});
-  t.add(Command::GET_FLASH_WRITE_STATE, {get_write_state, Scope::engine});
-  t.add(Command::SET_FLASH_BEGIN, {flash_begin, Scope::engine, Payload::any});
-  t.add(Command::SET_FLASH_CHUNK, {flash_chunk, Scope::engine, Payload::any});
-  t.add(Command::SET_FLASH_COMMIT, {flash_commit, Scope::engine});
-  t.add(Command::SET_FLASH_ABORT, {flash_abort, Scope::engine});
-  t.add(Command::SET_FLASH_ERASE, {flash_erase, Scope::engine});
+  constexpr auto none = Payload::none, any = Payload::any;
+  constexpr auto queued = Run::queued;
+  t.add(Command::SET_MODEL_PRIMARY_FLASH, {set_model_primary_flash, Scope::engine, none, queued, Access::admin});
+  t.add(Command::SET_MODEL_SECONDARY_FLASH, {set_model_secondary_flash, Scope::engine, none, queued, Access::admin});
+  t.add(Command::GET_FLASH_CATALOGUE, {get_catalogue, Scope::server, none, queued});
+  t.add(Command::GET_FLASH_MODEL, {get_flash_model, Scope::engine, none, queued});
+  t.add(Command::GET_FLASH_WRITE_STATE, {get_write_state, Scope::engine, none, queued});
+  t.add(Command::SET_FLASH_BEGIN, {flash_begin, Scope::engine, any, queued, Access::admin});
+  t.add(Command::SET_FLASH_CHUNK, {flash_chunk, Scope::engine, any, queued, Access::admin});
+  t.add(Command::SET_FLASH_COMMIT, {flash_commit, Scope::engine, none, queued, Access::admin});
+  t.add(Command::SET_FLASH_ABORT, {flash_abort, Scope::engine, none, queued, Access::admin});
+  t.add(Command::SET_FLASH_ERASE, {flash_erase, Scope::engine, none, queued, Access::admin});
 }
 
 }  // namespace aisrv::server

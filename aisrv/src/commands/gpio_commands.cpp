@@ -15,12 +15,12 @@ Status no_gpio(CommandContext& c) {
 }  // namespace
 
 void add_gpio_commands(CommandTable& t) {
-  t.add(Command::GET_OUTPUT_GPIO_EN, {no_gpio, Scope::engine});
-  t.add(Command::SET_OUTPUT_GPIO_EN, {no_gpio, Scope::engine, Payload::any});
-  t.add(Command::GET_OUTPUT_GPIO_THRESH, {no_gpio, Scope::engine});
-  t.add(Command::SET_OUTPUT_GPIO_THRESH, {no_gpio, Scope::engine, Payload::any});
-  t.add(Command::GET_OUTPUT_GPIO_MODE, {no_gpio, Scope::engine});
-  t.add(Command::SET_OUTPUT_GPIO_MODE, {no_gpio, Scope::engine, Payload::any});
+  t.add(Command::GET_OUTPUT_GPIO_EN, {no_gpio, Scope::engine, Payload::none, Run::immediate});
+  t.add(Command::SET_OUTPUT_GPIO_EN, {no_gpio, Scope::engine, Payload::any, Run::queued, Access::admin});
+  t.add(Command::GET_OUTPUT_GPIO_THRESH, {no_gpio, Scope::engine, Payload::none, Run::immediate});
+  t.add(Command::SET_OUTPUT_GPIO_THRESH, {no_gpio, Scope::engine, Payload::any, Run::queued, Access::admin});
+  t.add(Command::GET_OUTPUT_GPIO_MODE, {no_gpio, Scope::engine, Payload::none, Run::immediate});
+  t.add(Command::SET_OUTPUT_GPIO_MODE, {no_gpio, Scope::engine, Payload::any, Run::queued, Access::admin});
 }
 
 }  // namespace aisrv::server

@@ -77,6 +77,10 @@ class Hailo8Backend final : public InferenceBackend {
     auto outs = hef::output_vstream_infos(group);
     if (!outs) return make_error(Errc::model_error, "HEF refused: {}", outs.error().message);
 
+    // Every size first: nothing is allocated for a HEF whose shapes describe tensors the protocol cannot carry.
+    for (const auto& v : *ins) AISRV_TRY(HostTensor::check_size(v, options_.float_io.inputs, load_options.max_tensor_bytes));
+    for (const auto& v : *outs)
+      AISRV_TRY(HostTensor::check_size(v, options_.float_io.outputs, load_options.max_tensor_bytes));
     std::vector<HostTensor> inputs, outputs;
     bool quantizes = false, dequantizes = false;
     for (const auto& v : *ins) {

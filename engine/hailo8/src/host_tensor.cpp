@@ -38,6 +38,18 @@ const char* direction(bool is_input) { return is_input ? "input" : "output"; }
 
 }  // namespace
 
+Status HostTensor::check_size(const hef::VStreamInfo& v, bool as_float, uint64_t max_bytes) {
+  const uint64_t frame = v.frame_size();
+  const bool quantized = v.type == hef::FormatType::uint8 || v.type == hef::FormatType::uint16;
+  const uint64_t type_bytes = hef::format_type_bytes(v.type);
+  const uint64_t user = as_float && quantized && !v.nms && type_bytes ? frame / type_bytes * sizeof(float) : frame;
+  if (frame > max_bytes || user > max_bytes)
+    return make_error(Errc::model_error, "vstream '{}' has a frame of {} bytes ({} for the user); the payload limit is "
+                                         "{} bytes",
+                      v.name, frame, user, max_bytes);
+  return ok();
+}
+
 Result<HostTensor> HostTensor::input(const hef::VStreamInfo& v, bool as_float) { return make(v, true, as_float); }
 Result<HostTensor> HostTensor::output(const hef::VStreamInfo& v, bool as_float) { return make(v, false, as_float); }
 

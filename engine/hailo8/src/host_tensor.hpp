@@ -28,6 +28,9 @@ class HostTensor {
   // FCR, F8CR, NC, NHW; per-feature outputs not in a features-innermost order; an input qp that cannot quantize).
   static Result<HostTensor> input(const hef::VStreamInfo& v, bool as_float);
   static Result<HostTensor> output(const hef::VStreamInfo& v, bool as_float);
+  // Before anything is allocated: Errc::model_error when the frame or the user tensor of `v` would be larger than
+  // `max_bytes` (the HEF's shapes are hostile input: an edited edge layer may describe gigabytes).
+  static Status check_size(const hef::VStreamInfo& v, bool as_float, uint64_t max_bytes);
 
   const TensorDesc& desc() const { return desc_; }
   // What libhailort must agree to: the vstream's name, device type and frame size.

@@ -4,6 +4,10 @@
 #include "aisrv/client/socket_transport.hpp"
 #include "aisrv/client/usb_transport.hpp"
 #include "aisrv/client/spi_transport.hpp"
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
 #include "aisrv/protocol/endpoint.hpp"
 #include "aisrv/protocol/limits.h"
 
@@ -31,10 +35,25 @@ Result<std::unique_ptr<HostTransport>> open_transport(std::string_view target, c
                     target);
 }
 
+Result<std::string> read_token_file(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return make_error(Errc::not_found, "cannot read the token file {}: {}", path, std::strerror(errno));
+  std::string token(AISRV_MAX_TOKEN + 2, '\0');
+  const size_t n = std::fread(token.data(), 1, token.size(), f);
+  std::fclose(f);
+  token.resize(n);
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+  if (token.empty() || token.size() > AISRV_MAX_TOKEN)
+    return make_error(Errc::invalid_argument, "the token file {} holds {} bytes; a token is 1..{} bytes", path,
+                      token.size(), AISRV_MAX_TOKEN);
+  return token;
+}
+
 Result<Client> Client::connect(std::string_view target, const ConnectOptions& options) {
   auto transport = AISRV_TRY(open_transport(target, options));
   Client c(std::move(transport));
   AISRV_TRY(c.handshake());
+  if (!options.token.empty()) AISRV_TRY(c.auth(options.token));
   return c;
 }
 
@@ -71,7 +90,10 @@ Status Client::call(uint32_t cmd, uint32_t engine, uint32_t tensor, std::span<co
     const uint32_t log_engine =
         (e.code == Errc::bad_engine || (version_.engines && engine >= version_.engines)) ? AISRV_ENGINE_SERVER
                                                                                           : engine;
-    protocol::Header h{static_cast<uint32_t>(Command::GET_DEBUG_LOG), log_engine, 1};
+    // A server with sessions keeps this session's own lines apart: ask for the newest of those, so another client's
+    // line logged meanwhile is never taken for ours.
+    const uint32_t own = (version_.capabilities & AISRV_CAP_SESSIONS) ? AISRV_DEBUG_LOG_OWN : 0;
+    protocol::Header h{static_cast<uint32_t>(Command::GET_DEBUG_LOG), log_engine, 1 | own};
     if (transport_->transact(h, {}, response_).ok() && response_.status == AISRV_STATUS_OKAY &&
         !response_.payload.empty()) {
       std::string line(response_.payload.begin(), response_.payload.end());
@@ -170,9 +192,49 @@ Status Client::get_output(uint32_t engine, uint32_t tensor, std::vector<uint8_t>
   return call(op(Command::GET_OUTPUT_TENSOR), engine, tensor, {}, out);
 }
 
-Status Client::cancel(uint32_t engine) {
-  AISRV_TRY(call(op(Command::CANCEL_INFER), engine, 0));
+Status Client::cancel(uint32_t engine, bool any) {
+  AISRV_TRY(call(op(Command::CANCEL_INFER), engine, any ? AISRV_CANCEL_ANY : AISRV_CANCEL_OWN));
   return ok();
+}
+
+Status Client::auth(std::string_view token) {
+  const auto* p = reinterpret_cast<const uint8_t*>(token.data());
+  AISRV_TRY(call(op(Command::AUTH), 0, 0, std::span<const uint8_t>(p, token.size()), infer_answer_));
+  return ok();
+}
+
+Result<protocol::SessionInfo> Client::session_info() {
+  return decoded<protocol::SessionInfo>(call(op(Command::GET_SESSION_INFO), 0, 0), protocol::decode_session_info);
+}
+
+Status Client::infer(uint32_t engine, std::span<const std::span<const uint8_t>> inputs,
+                     std::vector<std::vector<uint8_t>>& outputs) {
+  if (version_.capabilities & AISRV_CAP_INFER) {
+    std::vector<protocol::InferTensor> tensors(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) tensors[i] = {static_cast<uint32_t>(i), inputs[i]};
+    infer_request_.clear();
+    protocol::encode_infer_request(tensors, infer_request_);
+    AISRV_TRY(call(op(Command::INFER), engine, 0, infer_request_, infer_answer_));
+    auto parts = protocol::decode_infer_answer(infer_answer_);
+    if (!parts) return make_error(Errc::protocol_error, "INFER answer: {}", parts.error().message);
+    outputs.resize(parts->size());
+    for (size_t i = 0; i < parts->size(); ++i) outputs[i].assign((*parts)[i].begin(), (*parts)[i].end());
+    return ok();
+  }
+  // A server without INFER: the XMOS sequence, three kinds of round trips.
+  for (size_t i = 0; i < inputs.size(); ++i) AISRV_TRY(set_input(engine, static_cast<uint32_t>(i), inputs[i]));
+  AISRV_TRY(start_inference(engine));
+  const auto info = AISRV_TRY(tensor_info(engine));
+  outputs.resize(info.outputs.size());
+  for (size_t i = 0; i < info.outputs.size(); ++i) AISRV_TRY(get_output(engine, static_cast<uint32_t>(i), outputs[i]));
+  return ok();
+}
+
+Result<std::vector<std::vector<uint8_t>>> Client::infer(uint32_t engine,
+                                                        std::span<const std::span<const uint8_t>> inputs) {
+  std::vector<std::vector<uint8_t>> outputs;
+  AISRV_TRY(infer(engine, inputs, outputs));
+  return outputs;
 }
 
 Result<std::vector<uint32_t>> Client::timings(uint32_t engine) {

@@ -345,8 +345,9 @@ IoResult LibusbEndpoints::control_in(uint8_t request, uint16_t length, std::vect
   return IoResult{Io::ok, static_cast<size_t>(rc), true, {}};
 }
 
-IoResult LibusbEndpoints::control_out(uint8_t request) {
-  const int rc = libusb_control_transfer(handle_, protocol::usb::kRequestTypeVendorInterfaceOut, request, 0, interface_, nullptr, 0,
+IoResult LibusbEndpoints::control_out(uint8_t request, uint16_t value) {
+  const int rc = libusb_control_transfer(handle_, protocol::usb::kRequestTypeVendorInterfaceOut, request, value,
+                                         interface_, nullptr, 0,
                                          static_cast<unsigned>(kControlTimeout.count()));
   if (rc < 0) return from_error(rc, "control request");
   return {};

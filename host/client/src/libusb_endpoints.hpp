@@ -32,7 +32,7 @@ class LibusbEndpoints final : public HostEndpoints {
   IoResult receive(size_t limit, const OnData& on_data, Deadline deadline, size_t read_ahead) override;
   IoResult clear_halts() override;
   IoResult control_in(uint8_t request, uint16_t length, std::vector<uint8_t>& answer) override;
-  IoResult control_out(uint8_t request) override;
+  IoResult control_out(uint8_t request, uint16_t value = 0) override;
 
   // Thread-safe: ends the transfers in flight with Io::cancelled. Cleared by begin().
   void cancel();

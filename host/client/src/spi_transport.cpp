@@ -83,7 +83,7 @@ Status SpiTransport::transact(const protocol::Header& header, std::span<const ui
   src.data = payload.data();
   src.length = static_cast<uint32_t>(payload.size());
   const auto key = std::make_tuple(header.cmd, header.engine, header.tensor);
-  uint32_t hint = protocol::is_set(header.cmd) ? 0 : kDefaultGetHint;
+  uint32_t hint = protocol::server_returns(header.cmd) ? kDefaultGetHint : 0;
   if (auto it = hints_.find(key); it != hints_.end()) hint = it->second;
   response.payload.resize(hint);
   uint32_t len = 0, status = 0;

@@ -34,8 +34,9 @@ bool valid_status(uint32_t s) {
 
 }  // namespace
 
-IoResult UsbHostLink::reset() {
-  IoResult r = ep_.control_out(static_cast<uint8_t>(pusb::VendorRequest::reset_link));
+IoResult UsbHostLink::reset(bool new_session) {
+  IoResult r = ep_.control_out(static_cast<uint8_t>(pusb::VendorRequest::reset_link),
+                               new_session ? pusb::kResetNewSession : 0);
   if (r.io == Io::stalled) return ep_.clear_halts();  // a device without the request (XMOS)
   if (r.ok()) (void)ep_.clear_halts();                // in case the device stalled before the reset
   return r;
@@ -92,7 +93,8 @@ Status UsbHostLink::transact(const protocol::Header& header, std::span<const uin
                              protocol::Response& response, bool crc, Deadline deadline) {
   response.clear();
   gone_ = false;
-  const bool set = protocol::is_set(header.cmd);
+  const bool set = protocol::host_sends(header.cmd);        // a data phase on OUT
+  const bool returns = protocol::server_returns(header.cmd);  // a payload transfer on IN after the status
   if (header.cmd & pusb::kCrcFlag)
     return make_error(Errc::invalid_argument,
                       "opcode {:#x} uses bit 31, which the USB framing reserves for the CRC flag", header.cmd);
@@ -166,7 +168,7 @@ Status UsbHostLink::transact(const protocol::Header& header, std::span<const uin
   }
   // A GET's payload follows its status on IN: read ahead as much as the last answer to the same command had.
   const auto key = std::make_tuple(header.cmd, header.engine, header.tensor);
-  const size_t read_ahead = set ? 0 : expected_answer(header, trailer);
+  const size_t read_ahead = returns ? expected_answer(header, trailer) : 0;
 
   // Status word: exactly 4 bytes in a transfer of its own.
   std::array<uint8_t, pusb::kStatusSize> status_bytes{};
@@ -193,7 +195,7 @@ Status UsbHostLink::transact(const protocol::Header& header, std::span<const uin
                       protocol::command_name(header.cmd), status);
   }
 
-  if (!set) {
+  if (returns) {
     const size_t limit = size_t{AISRV_MAX_PAYLOAD} + trailer;
     uint32_t sum = crc ? pusb::crc32(0, status_bytes) : 0;
     size_t covered = 0;

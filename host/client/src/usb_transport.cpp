@@ -268,7 +268,7 @@ class UsbTransport::Impl {
     link_->set_one_transfer(one_transfer_);
     // A previous host may have left the device in the middle of a command: start from a clean link.
     endpoints_->begin();
-    const usb::IoResult r = link_->reset();
+    const usb::IoResult r = link_->reset(/*new_session=*/true);
     if (!r.ok()) {
       close();
       return make_error(Errc::io_error, "cannot reset the link of {}: {}", description_, r.detail);

@@ -1,47 +1,105 @@
 // aisrv phy/local — in-process channel: C++ API and the C functions over it.
 #include "aisrv/phy/local_channel.hpp"
 
+#include <cstring>
+
 #include "aisrv/server.hpp"
 
 namespace aisrv::phy {
 
-Result<LocalChannel> LocalChannel::open(server::Server& server, uint32_t engine) {
+struct LocalChannel::SessionOwner {
+  SessionOwner(server::Server& s, std::shared_ptr<server::Session> ss) : server(s), session(std::move(ss)) {}
+  ~SessionOwner() { server.close_session(*session, "the local channel was closed"); }
+  SessionOwner(const SessionOwner&) = delete;
+  SessionOwner& operator=(const SessionOwner&) = delete;
+  server::Server& server;
+  std::shared_ptr<server::Session> session;
+};
+
+LocalChannel::LocalChannel(server::Server& server, server::EngineSlot& slot, std::shared_ptr<SessionOwner> owner)
+    : server_(&server), slot_(&slot), owner_(std::move(owner)), session_(owner_->session.get()) {}
+
+LocalChannel::~LocalChannel() = default;
+
+Result<LocalChannel> LocalChannel::open(server::Server& server, uint32_t engine, std::string name) {
   auto* slot = server.engine(engine);
   if (!slot)
     return make_error(Errc::bad_engine, "engine {} does not exist (the server has {})", engine, server.engine_count());
-  return LocalChannel(server, *slot);
+  auto owner =
+      std::make_shared<SessionOwner>(server, server.open_session(server::Peer::of("local", std::move(name))));
+  return LocalChannel(server, *slot, std::move(owner));
+}
+
+Result<LocalChannel> LocalChannel::to_engine(uint32_t engine) const {
+  auto* slot = server_->engine(engine);
+  if (!slot)
+    return make_error(Errc::bad_engine, "engine {} does not exist (the server has {})", engine,
+                      server_->engine_count());
+  return LocalChannel(*server_, *slot, owner_);
 }
 
 uint32_t LocalChannel::engine() const { return slot_->number(); }
 
 Status LocalChannel::noted(const char* what, Status st) {
-  if (!st) slot_->note_error(what, st.error());
+  if (!st) server_->note_error(*session_, slot_->number(), what, st.error());
   return st;
 }
 
 Status LocalChannel::set_input(uint32_t tensor, std::span<const uint8_t> data) {
-  return noted("local set_input_tensor", slot_->write_input(tensor, data));
+  auto m = slot_->model();
+  if (!m) return noted("local set_input_tensor", make_error(Errc::no_model, "engine {} has no model loaded", engine()));
+  return noted("local set_input_tensor", session_->write_input(*m, tensor, data));
 }
 
-Status LocalChannel::start_inference() { return noted("local start_inference", server_->start_inference(*slot_, 0)); }
+Status LocalChannel::start_inference() {
+  return noted("local start_inference", server_->start_inference(*session_, *slot_, 0));
+}
 
 Status LocalChannel::get_output(uint32_t tensor, std::span<uint8_t> out) {
-  return noted("local get_output_tensor", slot_->copy_output(tensor, out));
+  auto m = slot_->model();
+  Status st = ok();
+  if (!m) {
+    st = make_error(Errc::no_model, "engine {} has no model loaded", engine());
+  } else if (tensor < m->info.outputs.size() && m->info.outputs[tensor].bytes != out.size()) {
+    st = make_error(Errc::bad_length, "output tensor {} is {} bytes, the buffer holds {}", tensor,
+                    m->info.outputs[tensor].bytes, out.size());
+  } else {
+    st = session_->read_output(*m, tensor, [&](std::span<const uint8_t> bytes) {
+      std::memcpy(out.data(), bytes.data(), bytes.size());
+    });
+  }
+  return noted("local get_output_tensor", std::move(st));
 }
 
-Status LocalChannel::acquire_single() { return noted("local acquire_single", server_->acquire_single(*slot_, 0)); }
+Status LocalChannel::acquire_single() {
+  return noted("local acquire_single", server_->acquire_single(*session_, *slot_, 0));
+}
+
+namespace {
+Result<uint32_t> length_of(const server::EngineSlot& slot, bool input, uint32_t tensor) {
+  auto m = slot.model();
+  if (!m) return make_error(Errc::no_model, "engine {} has no model loaded", slot.number());
+  const auto& list = input ? m->info.inputs : m->info.outputs;
+  if (tensor >= list.size())
+    return make_error(Errc::bad_tensor, "{} tensor {} does not exist (the model has {})", input ? "input" : "output",
+                      tensor, list.size());
+  return list[tensor].bytes;
+}
+}  // namespace
 
 Result<uint32_t> LocalChannel::input_length(uint32_t tensor) {
-  auto r = slot_->input_length(tensor);
-  if (!r) slot_->note_error("local get_input_length", r.error());
+  auto r = length_of(*slot_, true, tensor);
+  if (!r) server_->note_error(*session_, slot_->number(), "local get_input_length", r.error());
   return r;
 }
 
 Result<uint32_t> LocalChannel::output_length(uint32_t tensor) {
-  auto r = slot_->output_length(tensor);
-  if (!r) slot_->note_error("local get_output_length", r.error());
+  auto r = length_of(*slot_, false, tensor);
+  if (!r) server_->note_error(*session_, slot_->number(), "local get_output_length", r.error());
   return r;
 }
+
+uint32_t LocalChannel::status() { return slot_->state_bits() | session_->take_errors(slot_->number()); }
 
 }  // namespace aisrv::phy
 

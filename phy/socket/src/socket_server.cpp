@@ -1,6 +1,8 @@
-// aisrv phy/socket — acceptors (Unix, TCP), the event-loop threads, session tracking and orderly shutdown.
+// aisrv phy/socket — acceptors (Unix, TCP), peer identities, connection limits, the timeout sweeper, the event-loop
+// threads and orderly shutdown.
 #include "aisrv/phy/socket_server.hpp"
 
+#include <grp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -12,9 +14,9 @@
 #include <condition_variable>
 #include <filesystem>
 #include <list>
+#include <map>
 #include <mutex>
 #include <thread>
-#include <variant>
 
 #include "session.hpp"
 
@@ -27,6 +29,8 @@ using TcpProto = asio::ip::tcp;
 namespace {
 
 constexpr int kSocketBuffer = 4 << 20;
+// How often the sweeper looks for connections past their timeouts.
+constexpr auto kSweep = std::chrono::milliseconds(250);
 
 // A Unix socket path is stale when it is a socket nobody accepts on.
 bool unix_socket_is_live(const std::string& path) {
@@ -40,95 +44,142 @@ bool unix_socket_is_live(const std::string& path) {
   return live;
 }
 
+// Directory bits that let the classes with access to the socket reach it: owner rwx, r-x for group / others when
+// the socket mode gives them anything.
+mode_t directory_mode(uint32_t socket_mode) {
+  mode_t m = 0700;
+  if (socket_mode & 0060) m |= 0050;
+  if (socket_mode & 0006) m |= 0005;
+  return m;
+}
+
+// The directory of a Unix socket: created when missing; otherwise it must not let another user replace the socket
+// (owned by root or us, not writable by group or others unless sticky). Warnings go to `warn`.
+Status prepare_socket_directory(const std::string& path, const SocketServerOptions& o,
+                                const std::function<void(std::string)>& warn) {
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path().empty()
+                                        ? std::filesystem::path(".")
+                                        : std::filesystem::path(path).parent_path();
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    if (errno != ENOENT) return make_error(Errc::io_error, "cannot inspect {}: {}", dir.string(), std::strerror(errno));
+    const mode_t mode = directory_mode(o.socket_mode);
+    if (::mkdir(dir.c_str(), mode) != 0 && errno != EEXIST)
+      return make_error(Errc::io_error, "cannot create the socket directory {}: {}", dir.string(),
+                        std::strerror(errno));
+    if (::chmod(dir.c_str(), mode) != 0)
+      return make_error(Errc::io_error, "cannot set the mode of {}: {}", dir.string(), std::strerror(errno));
+    if (o.socket_group && ::chown(dir.c_str(), static_cast<uid_t>(-1), *o.socket_group) != 0)
+      return make_error(Errc::io_error, "cannot give {} to group {}: {}", dir.string(), *o.socket_group,
+                        std::strerror(errno));
+    return ok();
+  }
+  if (!S_ISDIR(st.st_mode))
+    return make_error(Errc::invalid_argument, "{} is not a directory (socket path {})", dir.string(), path);
+  const uid_t me = ::geteuid();
+  if (st.st_uid != me && st.st_uid != 0)
+    return make_error(Errc::invalid_argument,
+                      "the socket directory {} belongs to uid {}, not to this daemon's user ({}): that user could "
+                      "replace the socket; use a directory you own (the default is a private one)",
+                      dir.string(), st.st_uid, me);
+  const bool shared_write = (st.st_mode & 0022) != 0;
+  if (shared_write && !(st.st_mode & S_ISVTX))
+    return make_error(Errc::invalid_argument,
+                      "the socket directory {} is writable by group or others (mode {:o}): they could replace the "
+                      "socket; use a private directory",
+                      dir.string(), st.st_mode & 07777);
+  if (shared_write)
+    warn(fmt::format("the socket directory {} is shared (mode {:o}): another user could create {} first; a private "
+                     "directory such as the default ({}) avoids that",
+                     dir.string(), st.st_mode & 07777, std::filesystem::path(path).filename().string(),
+                     protocol::default_socket_target()));
+  return ok();
+}
+
+// SO_PEERCRED and the peer's supplementary groups.
+server::Peer unix_peer(int fd) {
+  server::Peer p = server::Peer::of("unix");
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+    p.uid = cred.uid;
+    p.gid = cred.gid;
+    p.pid = static_cast<uint32_t>(cred.pid);
+  }
+#ifdef SO_PEERGROUPS
+  std::vector<gid_t> groups(64);
+  socklen_t glen = static_cast<socklen_t>(groups.size() * sizeof(gid_t));
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &glen) != 0 && errno == ERANGE) {
+    groups.resize(glen / sizeof(gid_t) + 1);
+    glen = static_cast<socklen_t>(groups.size() * sizeof(gid_t));
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &glen) != 0) glen = 0;
+  }
+  groups.resize(glen / sizeof(gid_t));
+  p.groups.assign(groups.begin(), groups.end());
+#endif
+  return p;
+}
+
+bool is_loopback(const asio::ip::address& a) {
+  if (a.is_loopback()) return true;
+  return a.is_v6() && a.to_v6().is_v4_mapped() &&
+         asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).is_loopback();
+}
+
 }  // namespace
 
 class SocketServer::Impl {
  public:
   Impl(server::Server& server, SocketServerOptions options)
-      : options_(std::move(options)), host_{server, options_.logger, {}, {}} {
+      : options_(std::move(options)), host_{server, options_, options_.logger, {}, {}, {}, {}}, sweeper_(io_) {
     host_.on_request_done = [this] {
       std::lock_guard lock(mu_);
-      idle_.notify_all();
+      changed_.notify_all();
     };
   }
 
   ~Impl() { stop(); }
 
   Result<protocol::SocketEndpoint> listen(const protocol::SocketEndpoint& ep) {
-    boost::system::error_code ec;
-    if (ep.kind == protocol::SocketEndpoint::Kind::unix_socket) {
-      std::error_code fec;
-      const auto st = std::filesystem::symlink_status(ep.path, fec);
-      if (!fec && std::filesystem::exists(st)) {
-        if (!std::filesystem::is_socket(st))
-          return make_error(Errc::invalid_argument, "{} exists and is not a socket; refusing to replace it", ep.path);
-        if (unix_socket_is_live(ep.path))
-          return make_error(Errc::io_error, "{} is in use by a running server", ep.path);
-        std::filesystem::remove(ep.path, fec);
-      }
-      auto acceptor = std::make_unique<UnixProto::acceptor>(io_);
-      acceptor->open(UnixProto(), ec);
-      if (!ec) acceptor->bind(UnixProto::endpoint(ep.path), ec);
-      if (ec) return make_error(Errc::io_error, "cannot bind {}: {}", ep.to_string(), ec.message());
-      // Permissions are set before listen(): nobody can connect before the mode is right.
-      if (::chmod(ep.path.c_str(), 0660) != 0) {
-        const int err = errno;
-        std::filesystem::remove(ep.path, fec);
-        return make_error(Errc::io_error, "cannot chmod {}: {}", ep.path, std::strerror(err));
-      }
-      acceptor->listen(asio::socket_base::max_listen_connections, ec);
-      if (ec) return make_error(Errc::io_error, "cannot listen on {}: {}", ep.to_string(), ec.message());
-      unix_paths_.push_back(ep.path);
-      accept(*acceptor, ep.to_string());
-      unix_acceptors_.push_back(std::move(acceptor));
-      return ep;
-    }
-    asio::ip::tcp::resolver resolver(io_);
-    auto results = resolver.resolve(ep.host, std::to_string(ep.port),
-                                    asio::ip::tcp::resolver::passive | asio::ip::tcp::resolver::numeric_service, ec);
-    if (ec || results.empty())
-      return make_error(Errc::invalid_argument, "cannot resolve {}: {}", ep.host, ec ? ec.message() : "no address");
-    const auto endpoint = results.begin()->endpoint();
-    auto acceptor = std::make_unique<TcpProto::acceptor>(io_);
-    acceptor->open(endpoint.protocol(), ec);
-    if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
-    if (!ec) acceptor->bind(endpoint, ec);
-    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) return make_error(Errc::io_error, "cannot listen on {}: {}", ep.to_string(), ec.message());
-    protocol::SocketEndpoint bound = ep;
-    bound.host = acceptor->local_endpoint().address().to_string();
-    bound.port = acceptor->local_endpoint().port();
-    accept(*acceptor, bound.to_string());
-    tcp_acceptors_.push_back(std::move(acceptor));
-    return bound;
+    if (ep.kind == protocol::SocketEndpoint::Kind::unix_socket) return listen_unix(ep);
+    return listen_tcp(ep);
   }
 
   void start() {
+    sweep();
     const size_t n = options_.io_threads ? options_.io_threads : 1;
     for (size_t i = 0; i < n; ++i) threads_.emplace_back([this] { io_.run(); });
   }
 
-  void stop() {
-    if (stopped_.exchange(true)) return;
-    // 1. stop accepting
+  void stop_accepting() {
+    if (accepting_closed_.exchange(true)) return;
     asio::post(io_, [this] {
       boost::system::error_code ignored;
       for (auto& a : unix_acceptors_) a->close(ignored);
       for (auto& a : tcp_acceptors_) a->close(ignored);
     });
-    // 2. close every connection (copied first: a session that ends unregisters itself under mu_)
-    std::vector<std::function<void()>> closers;
-    {
-      std::lock_guard lock(mu_);
-      closers.assign(closers_.begin(), closers_.end());
-    }
-    for (auto& close : closers) close();
-    // 3. wait for requests still running in an engine: their completion posts into io_
+  }
+
+  bool drain(std::chrono::steady_clock::time_point deadline) {
+    stop_accepting();
+    host_.draining.store(true);
+    for (auto& c : live_connections()) c->drain();
+    std::unique_lock lock(mu_);
+    return changed_.wait_until(lock, deadline, [this] { return conns_.empty(); });
+  }
+
+  void stop() {
+    if (stopped_.exchange(true)) return;
+    stop_accepting();
+    host_.draining.store(true);
+    asio::post(io_, [this] { sweeper_.cancel(); });
+    for (auto& c : live_connections()) c->close("the server is shutting down");
+    // Requests still running in an engine: their completion posts into io_.
     {
       std::unique_lock lock(mu_);
-      idle_.wait(lock, [this] { return host_.in_flight.load() == 0; });
+      changed_.wait(lock, [this] { return host_.in_flight.load() == 0; });
     }
-    // 4. every socket is closed, so every pending operation completes (aborted) and the loop runs dry
+    // Every socket is closed, so every pending operation completes (aborted) and the loop runs dry.
     work_.reset();
     if (threads_.empty()) io_.run();  // never started: still release what is queued
     for (auto& t : threads_) t.join();
@@ -139,28 +190,115 @@ class SocketServer::Impl {
 
   size_t connections() const {
     std::lock_guard lock(mu_);
-    return live_;
+    return conns_.size();
   }
 
  private:
+  using Conns = std::list<std::weak_ptr<Connection>>;
+
+  std::vector<std::shared_ptr<Connection>> live_connections() {
+    std::vector<std::shared_ptr<Connection>> out;
+    std::lock_guard lock(mu_);
+    for (auto& w : conns_)
+      if (auto c = w.lock()) out.push_back(std::move(c));
+    return out;
+  }
+
+  void warn(const std::string& line) {
+    if (options_.logger) options_.logger->warn("{}", line);
+  }
+
+  Result<protocol::SocketEndpoint> listen_unix(const protocol::SocketEndpoint& ep) {
+    AISRV_TRY(prepare_socket_directory(ep.path, options_, [this](const std::string& l) { warn(l); }));
+    std::error_code fec;
+    const auto st = std::filesystem::symlink_status(ep.path, fec);
+    if (!fec && std::filesystem::exists(st)) {
+      if (!std::filesystem::is_socket(st))
+        return make_error(Errc::invalid_argument, "{} exists and is not a socket; refusing to replace it", ep.path);
+      if (unix_socket_is_live(ep.path)) {
+        struct stat s {};
+        const std::string owner = ::lstat(ep.path.c_str(), &s) == 0 ? fmt::format(" (owned by uid {})", s.st_uid) : "";
+        return make_error(Errc::io_error, "{} is in use by a running server{}", ep.path, owner);
+      }
+      std::filesystem::remove(ep.path, fec);
+    }
+    boost::system::error_code ec;
+    auto acceptor = std::make_unique<UnixProto::acceptor>(io_);
+    acceptor->open(UnixProto(), ec);
+    if (!ec) acceptor->bind(UnixProto::endpoint(ep.path), ec);
+    if (ec) return make_error(Errc::io_error, "cannot bind {}: {}", ep.to_string(), ec.message());
+    // Mode and group are set before listen(): nobody can connect before they are right.
+    auto undo = [&](Error e) -> Error {
+      std::filesystem::remove(ep.path, fec);
+      return e;
+    };
+    if (::chmod(ep.path.c_str(), options_.socket_mode) != 0)
+      return undo(make_error(Errc::io_error, "cannot chmod {}: {}", ep.path, std::strerror(errno)));
+    if (options_.socket_group && ::chown(ep.path.c_str(), static_cast<uid_t>(-1), *options_.socket_group) != 0)
+      return undo(make_error(Errc::io_error, "cannot give {} to group {}: {}", ep.path, *options_.socket_group,
+                             std::strerror(errno)));
+    acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) return undo(make_error(Errc::io_error, "cannot listen on {}: {}", ep.to_string(), ec.message()));
+    unix_paths_.push_back(ep.path);
+    accept(*acceptor, ep.to_string());
+    unix_acceptors_.push_back(std::move(acceptor));
+    return ep;
+  }
+
+  Result<protocol::SocketEndpoint> listen_tcp(const protocol::SocketEndpoint& ep) {
+    boost::system::error_code ec;
+    asio::ip::tcp::resolver resolver(io_);
+    auto results = resolver.resolve(ep.host, std::to_string(ep.port),
+                                    asio::ip::tcp::resolver::passive | asio::ip::tcp::resolver::numeric_service, ec);
+    if (ec || results.empty())
+      return make_error(Errc::invalid_argument, "cannot resolve {}: {}", ep.host, ec ? ec.message() : "no address");
+    const auto endpoint = results.begin()->endpoint();
+    const bool remote = !is_loopback(endpoint.address());
+    if (remote && !options_.allow_remote)
+      return make_error(Errc::invalid_argument,
+                        "{} would accept connections from other machines; TCP listens on loopback only unless "
+                        "aisrvd is started with --allow-remote (and --token-file)",
+                        ep.to_string());
+    if (remote && host_.server.access().token.empty())
+      return make_error(Errc::invalid_argument,
+                        "{} accepts remote peers, which must authenticate: give aisrvd --token-file", ep.to_string());
+    auto acceptor = std::make_unique<TcpProto::acceptor>(io_);
+    acceptor->open(endpoint.protocol(), ec);
+    if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor->bind(endpoint, ec);
+    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) return make_error(Errc::io_error, "cannot listen on {}: {}", ep.to_string(), ec.message());
+    protocol::SocketEndpoint bound = ep;
+    bound.host = acceptor->local_endpoint().address().to_string();
+    bound.port = acceptor->local_endpoint().port();
+    if (remote)
+      warn(fmt::format("{} accepts remote peers: each must AUTH with the token before anything else; the link is "
+                       "NOT encrypted (tokens, models and tensors cross the network in clear; use an SSH tunnel, "
+                       "WireGuard or a trusted network)",
+                       bound.to_string()));
+    accept(*acceptor, bound.to_string());
+    tcp_acceptors_.push_back(std::move(acceptor));
+    return bound;
+  }
+
   template <typename Acceptor>
   void accept(Acceptor& acceptor, std::string where) {
-    acceptor.async_accept([this, &acceptor, where](boost::system::error_code ec, typename Acceptor::protocol_type::socket socket) {
-      if (ec) {
-        if (ec != asio::error::operation_aborted && host_.logger)
-          host_.logger->warn("accept on {} failed: {}", where, ec.message());
-        if (ec == asio::error::operation_aborted || stopped_) return;
-        accept(acceptor, where);
-        return;
-      }
-      on_accepted(std::move(socket), where);
-      accept(acceptor, where);
-    });
+    acceptor.async_accept(
+        [this, &acceptor, where](boost::system::error_code ec, typename Acceptor::protocol_type::socket socket) {
+          if (ec) {
+            if (ec != asio::error::operation_aborted && options_.logger)
+              options_.logger->warn("accept on {} failed: {}", where, ec.message());
+            if (ec == asio::error::operation_aborted || stopped_ || accepting_closed_) return;
+            accept(acceptor, where);
+            return;
+          }
+          on_accepted(std::move(socket), where);
+          accept(acceptor, where);
+        });
   }
 
   template <typename Socket>
   void on_accepted(Socket socket, const std::string& where) {
-    std::string peer = where;
     {
       // Large socket buffers let a megabyte payload or response move in a few system calls instead of many
       // fill/drain cycles (the kernel caps them at net.core.[rw]mem_max).
@@ -168,64 +306,99 @@ class SocketServer::Impl {
       socket.set_option(asio::socket_base::send_buffer_size(kSocketBuffer), ignored);
       socket.set_option(asio::socket_base::receive_buffer_size(kSocketBuffer), ignored);
     }
+    server::Peer peer;
+    std::string key;  // what the per-peer limit counts
     if constexpr (std::is_same_v<Socket, TcpProto::socket>) {
       boost::system::error_code ec;
       socket.set_option(TcpProto::no_delay(true), ec);
       auto remote = socket.remote_endpoint(ec);
-      if (!ec) peer = fmt::format("tcp client {}:{}", remote.address().to_string(), remote.port());
+      peer = server::Peer::of("tcp", ec ? "?" : fmt::format("{}:{}", remote.address().to_string(), remote.port()));
+      peer.loopback = !ec && is_loopback(remote.address());
+      key = ec ? "tcp ?" : "tcp " + remote.address().to_string();
+      if (!peer.loopback && !options_.allow_remote) {
+        refuse(socket, fmt::format("{} on {}: remote peer refused (no --allow-remote)", peer.describe(), where));
+        return;
+      }
     } else {
-      peer = fmt::format("unix client #{}", ++unix_clients_);
+      peer = unix_peer(socket.native_handle());
+      key = peer.uid ? fmt::format("uid {}", *peer.uid) : "unix ?";
     }
     std::unique_lock lock(mu_);
-    if (stopped_) {  // checked under mu_: stop() copies the closers under the same lock
+    if (stopped_ || accepting_closed_) {  // checked under mu_: stop() copies the connections under the same lock
       boost::system::error_code ignored;
       socket.close(ignored);
       return;
     }
-    if (live_ >= options_.max_connections) {
+    if (conns_.size() >= options_.max_connections) {
       lock.unlock();
-      host_.server.log().add(
-          fmt::format("{}: refused, {} connections already open (limit)", peer, options_.max_connections));
-      boost::system::error_code ignored;
-      socket.close(ignored);
+      refuse(socket, fmt::format("{} on {}: refused, {} connections already open (aisrvd --max-connections)",
+                                 peer.describe(), where, options_.max_connections));
       return;
     }
-    auto session = std::make_shared<Session<Socket>>(std::move(socket), host_, peer);
-    ++live_;
-    auto slot = closers_.insert(closers_.end(), [weak = std::weak_ptr(session)] {
-      if (auto s = weak.lock()) s->close();
-    });
+    if (per_peer_[key] >= options_.max_connections_per_peer) {
+      lock.unlock();
+      refuse(socket, fmt::format("{} on {}: refused, {} already has {} connections open (aisrvd "
+                                 "--max-connections-per-peer)",
+                                 peer.describe(), where, key, options_.max_connections_per_peer));
+      return;
+    }
+    ++per_peer_[key];
+    auto session = host_.server.open_session(std::move(peer));
+    auto conn = std::make_shared<Session<Socket>>(std::move(socket), host_, session);
+    auto slot = conns_.insert(conns_.end(), conn);
     lock.unlock();
-    if (host_.logger) host_.logger->debug("{}: connected", peer);
-    // Unregister when the session object is gone (all its handlers finished).
+    if (options_.logger) options_.logger->debug("{} connected on {}", session->name(), where);
+    // Unregister when the connection object is gone (all its handlers finished).
     struct Tracker {
-      Tracker(Impl* i, std::list<std::function<void()>>::iterator s) : impl(i), slot(s) {}
+      Tracker(Impl* i, Conns::iterator s, std::string k) : impl(i), slot(s), key(std::move(k)) {}
       Tracker(const Tracker&) = delete;
       Tracker& operator=(const Tracker&) = delete;
       Impl* impl;
-      std::list<std::function<void()>>::iterator slot;
+      Conns::iterator slot;
+      std::string key;
       ~Tracker() {
         std::lock_guard lock(impl->mu_);
-        impl->closers_.erase(slot);
-        --impl->live_;
+        impl->conns_.erase(slot);
+        if (--impl->per_peer_[key] == 0) impl->per_peer_.erase(key);
+        impl->changed_.notify_all();
       }
     };
-    session->attach(std::make_shared<Tracker>(this, slot));
-    session->start();
+    conn->attach(std::make_shared<Tracker>(this, slot, key));
+    conn->start();
   }
 
-  // Declaration order matters: the bookkeeping outlives io_, whose destruction may release sessions.
+  template <typename Socket>
+  void refuse(Socket& socket, const std::string& line) {
+    host_.server.log().add(line);
+    if (options_.logger) options_.logger->warn("{}", line);
+    boost::system::error_code ignored;
+    socket.close(ignored);
+  }
+
+  // Every kSweep: connections past their idle or frame timeout are closed (each decides on its own strand).
+  void sweep() {
+    sweeper_.expires_after(kSweep);
+    sweeper_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || stopped_) return;
+      const int64_t now = steady_ns();
+      for (auto& c : live_connections()) c->check(now);
+      sweep();
+    });
+  }
+
+  // Declaration order matters: the bookkeeping outlives io_, whose destruction may release connections.
   SocketServerOptions options_;
   SessionHost host_;
   mutable std::mutex mu_;
-  std::condition_variable idle_;
-  std::list<std::function<void()>> closers_;
-  size_t live_ = 0;
-  size_t unix_clients_ = 0;
+  std::condition_variable changed_;  // a request finished or a connection ended
+  Conns conns_;
+  std::map<std::string, size_t> per_peer_;
   std::atomic<bool> stopped_{false};
+  std::atomic<bool> accepting_closed_{false};
   std::vector<std::string> unix_paths_;
   asio::io_context io_;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_{asio::make_work_guard(io_)};
+  asio::steady_timer sweeper_;
   std::vector<std::unique_ptr<UnixProto::acceptor>> unix_acceptors_;
   std::vector<std::unique_ptr<TcpProto::acceptor>> tcp_acceptors_;
   std::vector<std::thread> threads_;
@@ -236,6 +409,8 @@ SocketServer::SocketServer(server::Server& server, SocketServerOptions options)
 SocketServer::~SocketServer() = default;
 Result<protocol::SocketEndpoint> SocketServer::listen(const protocol::SocketEndpoint& e) { return impl_->listen(e); }
 void SocketServer::start() { impl_->start(); }
+void SocketServer::stop_accepting() { impl_->stop_accepting(); }
+bool SocketServer::drain(std::chrono::steady_clock::time_point deadline) { return impl_->drain(deadline); }
 void SocketServer::stop() { impl_->stop(); }
 size_t SocketServer::connections() const { return impl_->connections(); }
 

@@ -14,14 +14,19 @@ namespace aisrv::phy::spi {
 
 class SpiServer::Impl {
  public:
+  // The master on this port is one interpreter session for the port's lifetime (a SYNC resynchronises the link,
+  // it does not start a new client).
   Impl(server::Server& server, std::unique_ptr<SpiSlavePort> port, SpiServerOptions options)
       : server_(server), port_(std::move(port)), logger_(options.logger),
+        session_(server.open_session(server::Peer::of("spi", port_->describe()))),
         link_(with_limit(options.link, server.max_payload()),
-              [&server](const protocol::Request& req, protocol::Response& resp, std::function<void()> done) {
-                server.submit(req, resp, std::move(done));
+              [this](const protocol::Request& req, protocol::Response& resp, std::function<void()> done) {
+                server_.submit(*session_, req, resp, std::move(done));
               },
-              [&server](const std::string& line) { server.log().add(line); }),
+              [this](const std::string& line) { session_->note(server_.engine_count(), 0, line); }),
         rx_(link_.receive_capacity()) {}
+
+  ~Impl() { server_.close_session(*session_, "the SPI port closed"); }
 
   void run() {
     // Wake up at least this often to expire an incomplete transfer (ports that can).
@@ -81,6 +86,7 @@ class SpiServer::Impl {
   }
 
   std::string describe() const { return port_->describe(); }
+  std::shared_ptr<server::Session> session() const { return session_; }
   LinkStats stats() const {
     std::lock_guard lock(mu_);
     return link_.stats();
@@ -95,6 +101,7 @@ class SpiServer::Impl {
   server::Server& server_;
   std::unique_ptr<SpiSlavePort> port_;
   std::shared_ptr<spdlog::logger> logger_;
+  std::shared_ptr<server::Session> session_;
   mutable std::mutex mu_;  // the link state (stats are read from other threads)
   LinkSlave link_;
   std::vector<uint8_t> rx_;
@@ -123,5 +130,6 @@ void SpiServer::stop() {
 
 std::string SpiServer::describe() const { return impl_->describe(); }
 LinkStats SpiServer::stats() const { return impl_->stats(); }
+std::shared_ptr<server::Session> SpiServer::session() const { return impl_->session(); }
 
 }  // namespace aisrv::phy::spi

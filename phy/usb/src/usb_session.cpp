@@ -77,8 +77,16 @@ UsbSession::~UsbSession() = default;
 void UsbSession::run() {
   while (endpoints_.wait_enabled()) {
     if (logger_) logger_->info("USB: interface enabled, max packet size {}", endpoints_.max_packet());
+    // The host's session lasts while the interface is enabled; a host program that starts anew asks for a fresh
+    // one (RESET_LINK with the new-session flag).
+    session_ = server_.open_session(server::Peer::of("usb", "host"));
     while (serve_one() == Step::next) {
+      if (new_session_.exchange(false)) {
+        server_.close_session(*session_, "the USB host started a new session");
+        session_ = server_.open_session(server::Peer::of("usb", "host"));
+      }
     }
+    server_.close_session(*session_, "the USB interface was disabled");
     if (logger_) logger_->info("USB: interface disabled");
   }
 }
@@ -100,14 +108,8 @@ UsbSession::Step UsbSession::io_failed(const IoResult& r, const char* phase) {
 }
 
 std::string UsbSession::note(const protocol::Header& h, Errc code, const std::string& message) {
-  const std::string_view name = protocol::command_name(h.cmd);
-  if (server::EngineSlot* slot = server_.engine(h.engine)) {
-    slot->note_error(name, Error{code, message});
-    return fmt::format("{}: {}", name, message);
-  }
-  std::string line = fmt::format("{} (engine {}): {}", name, h.engine, message);
-  server_.log().add(line);
-  return line;
+  server_.note_error(*session_, h.engine, protocol::command_name(h.cmd), Error{code, message});
+  return session_->last_line(h.engine < server_.engine_count() ? h.engine : server_.engine_count());
 }
 
 void UsbSession::stall(uint32_t status, const std::string& line) {
@@ -145,21 +147,21 @@ UsbSession::Step UsbSession::serve_one() {
   if (r.bytes < protocol::kHeaderSize || (r.bytes == protocol::kHeaderSize && !r.ended)) {
     const std::string line = fmt::format("USB: command packet of {} bytes; a command packet is exactly {} bytes",
                                          r.bytes, protocol::kHeaderSize);
-    server_.log().add(line);
+    session_->note(server_.engine_count(), AISRV_STATUS_ERROR_BAD_CMD, line);
     stall(AISRV_STATUS_ERROR_BAD_CMD, line);
     return Step::next;
   }
   const pusb::CommandPacket packet = pusb::decode_command_packet(command_);
   const protocol::Header& h = packet.header;
   commands_.fetch_add(1);
-  const bool set = protocol::is_set(h.cmd);
+  const bool set = protocol::host_sends(h.cmd);
   const bool combined = r.bytes > protocol::kHeaderSize;
   if (combined && !set) {
     const std::string line =
         fmt::format("USB: command packet of {}{} bytes; a command packet is exactly {} bytes (only a SET may carry its "
                     "payload in the same transfer)",
                     r.ended ? "" : "over ", r.bytes, protocol::kHeaderSize);
-    server_.log().add(line);
+    session_->note(server_.engine_count(), AISRV_STATUS_ERROR_BAD_CMD, line);
     stall(AISRV_STATUS_ERROR_BAD_CMD, line);
     return Step::next;
   }
@@ -232,23 +234,22 @@ UsbSession::Step UsbSession::serve_one() {
 
   request_.header = h;
   request_.payload = payload;
-  // A GET's answer may go out straight from the engine's tensor (write()).
-  request_.sink = set ? nullptr : this;
+  // A GET's answer may go out straight from where the output tensor lies (write()).
+  request_.sink = protocol::server_returns(h.cmd) ? this : nullptr;
   answer_crc_ = packet.crc;
   answer_ = {};
   // A payload that is exactly donor_ may become the input tensor's storage (donor_ then holds the old one).
   request_.donor = !payload.empty() && payload.data() == donor_.data() && payload.size() == donor_.size() ? &donor_
                                                                                                        : nullptr;
-  server_.handle(request_, response_);
+  server_.handle(*session_, request_, response_);
   if (in_buffer > kKeepResident) buffer_->release_above(kKeepResident);
   if (set && response_.status == AISRV_STATUS_OKAY) size_donor(payload.size());
 
   if (response_.status == AISRV_STATUS_ERROR_BAD_ENGINE || response_.status == AISRV_STATUS_ERROR_BAD_CMD) {
-    // As XMOS: a command for no engine, or no command at all, stalls the link. The interpreter logged why.
-    server::EngineSlot* slot = server_.engine(h.engine);
-    const std::string line = unstamped(slot && response_.status == AISRV_STATUS_ERROR_BAD_CMD ? slot->log().tail(1)
-                                                                                               : server_.log().tail(1));
-    stall(response_.status, line);
+    // As XMOS: a command for no engine, or no command at all, stalls the link. The interpreter logged why, in this
+    // session's lines of the engine (an unknown opcode) or of the server (no such engine).
+    const bool engine_scope = h.engine < server_.engine_count() && response_.status == AISRV_STATUS_ERROR_BAD_CMD;
+    stall(response_.status, session_->last_line(engine_scope ? h.engine : server_.engine_count()));
     return Step::next;
   }
   return respond(h, packet.crc);
@@ -291,7 +292,7 @@ UsbSession::Step UsbSession::respond(const protocol::Header& h, bool crc) {
     if (!answer_.ok()) return io_failed(answer_, answer_phase_);
   } else {
     const char* phase = "status";
-    const IoResult r = send_answer(response_.status, response_.payload, !protocol::is_set(h.cmd), crc, phase);
+    const IoResult r = send_answer(response_.status, response_.payload, protocol::server_returns(h.cmd), crc, phase);
     if (!r.ok()) return io_failed(r, phase);
   }
   const IoResult r = endpoints_.flush();
@@ -349,9 +350,10 @@ std::optional<std::vector<uint8_t>> UsbSession::control_in(uint8_t request, uint
 }
 
 bool UsbSession::control_out(uint8_t request, uint16_t value, uint16_t length) {
-  (void)value;
   if (request == static_cast<uint8_t>(pusb::VendorRequest::reset_link) && length == 0) {
-    if (logger_) logger_->info("USB: link reset by the host");
+    const bool fresh = (value & pusb::kResetNewSession) != 0;
+    if (logger_) logger_->info("USB: link reset by the host{}", fresh ? " (new host session)" : "");
+    if (fresh) new_session_.store(true);
     endpoints_.abort();
     return true;
   }

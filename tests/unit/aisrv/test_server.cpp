@@ -17,21 +17,30 @@ using aisrv::test::TestModelSpec;
 
 namespace {
 
-std::unique_ptr<Server> make_server(size_t engines = 2, server::ServerOptions options = {}) {
+// A server and one session on it (the client these tests play).
+struct Harness {
+  std::unique_ptr<Server> server;
+  std::shared_ptr<server::Session> session;
+  Server* operator->() const { return server.get(); }
+};
+
+Harness make_server(size_t engines = 2, server::ServerOptions options = {}) {
   std::vector<std::unique_ptr<engine::InferenceBackend>> backends;
   for (size_t i = 0; i < engines; ++i) backends.push_back(std::make_unique<test::TestBackend>());
   auto s = Server::create(std::move(options), std::move(backends));
   REQUIRE(s.ok());
-  return std::move(s).value();
+  Harness h{std::move(s).value(), nullptr};
+  h.session = h->open_session(server::Peer::of("local", "test"));
+  return h;
 }
 
-Response call(Server& s, Command cmd, uint32_t engine = 0, uint32_t tensor = 0, std::span<const uint8_t> payload = {}) {
+Response call(Harness& s, Command cmd, uint32_t engine = 0, uint32_t tensor = 0, std::span<const uint8_t> payload = {}) {
   Response r;
-  s.handle(Request{Header{static_cast<uint32_t>(cmd), engine, tensor}, payload}, r);
+  s->handle(*s.session, Request{Header{static_cast<uint32_t>(cmd), engine, tensor}, payload}, r);
   return r;
 }
 
-std::string log_of(Server& s, uint32_t engine) {
+std::string log_of(Harness& s, uint32_t engine) {
   auto r = call(s, Command::GET_DEBUG_LOG, engine);
   return std::string(r.payload.begin(), r.payload.end());
 }
@@ -46,11 +55,12 @@ TEST_CASE("every command in the table is answered, never a silent success withou
     const auto* row = aisrv_command_at(i);
     CAPTURE(row->name);
     Response r;
-    s->handle(Request{Header{row->value, 0, 0}, {}}, r);
+    s->handle(*s.session, Request{Header{row->value, 0, 0}, {}}, r);
     const auto cmd = static_cast<Command>(row->value);
     const bool fine_without_model = cmd == Command::GET_STATUS || cmd == Command::GET_ID || cmd == Command::HELLO ||
                                     cmd == Command::GET_VERSION || cmd == Command::GET_DEBUG_LOG ||
-                                    cmd == Command::GET_ENGINE_INFO || cmd == Command::CANCEL_INFER;
+                                    cmd == Command::GET_ENGINE_INFO || cmd == Command::CANCEL_INFER ||
+                                    cmd == Command::GET_SESSION_INFO || cmd == Command::AUTH;
     if (fine_without_model) {
       CHECK(r.status == AISRV_STATUS_OKAY);
     } else {
@@ -63,59 +73,59 @@ TEST_CASE("every command in the table is answered, never a silent success withou
 TEST_CASE("unknown opcode and bad engine: status, log line, connection state intact") {
   auto s = make_server(2);
   Response r;
-  s->handle(Request{Header{0x42, 0, 0}, {}}, r);
+  s->handle(*s.session, Request{Header{0x42, 0, 0}, {}}, r);
   CHECK(r.status == AISRV_STATUS_ERROR_BAD_CMD);
-  CHECK(log_of(*s, 0).find("unknown opcode 0x42") != std::string::npos);
-  s->handle(Request{Header{0x1234567, 9, 0}, {}}, r);
+  CHECK(log_of(s, 0).find("unknown opcode 0x42") != std::string::npos);
+  s->handle(*s.session, Request{Header{0x1234567, 9, 0}, {}}, r);
   CHECK(r.status == AISRV_STATUS_ERROR_BAD_CMD);
-  CHECK(log_of(*s, AISRV_ENGINE_SERVER).find("unknown opcode 0x1234567") != std::string::npos);
+  CHECK(log_of(s, AISRV_ENGINE_SERVER).find("unknown opcode 0x1234567") != std::string::npos);
 
-  r = call(*s, Command::GET_SPEC, 7);
+  r = call(s, Command::GET_SPEC, 7);
   CHECK(r.status == AISRV_STATUS_ERROR_BAD_ENGINE);
   CHECK(r.payload.empty());
-  CHECK(log_of(*s, AISRV_ENGINE_SERVER).find("engine 7 does not exist (the server has 2 engines)") !=
+  CHECK(log_of(s, AISRV_ENGINE_SERVER).find("engine 7 does not exist (the server has 2 engines)") !=
         std::string::npos);
-  CHECK(call(*s, Command::GET_DEBUG_LOG, 7).status == AISRV_STATUS_ERROR_BAD_ENGINE);
-  CHECK(call(*s, Command::HELLO).status == AISRV_STATUS_OKAY);
+  CHECK(call(s, Command::GET_DEBUG_LOG, 7).status == AISRV_STATUS_ERROR_BAD_ENGINE);
+  CHECK(call(s, Command::HELLO).status == AISRV_STATUS_OKAY);
 }
 
 TEST_CASE("load, write input, infer, read output, spec, timings") {
   auto s = make_server(1);
   const auto model = make_test_model(TestModelSpec{{8}, {8, 3}, 5, 0});
-  REQUIRE(call(*s, Command::SET_MODEL_SECONDARY, 0, 0, model).status == AISRV_STATUS_OKAY);
+  REQUIRE(call(s, Command::SET_MODEL_SECONDARY, 0, 0, model).status == AISRV_STATUS_OKAY);
 
-  auto spec = decode_spec(call(*s, Command::GET_SPEC).payload);
+  auto spec = decode_spec(call(s, Command::GET_SPEC).payload);
   REQUIRE(spec.ok());
   CHECK(spec->input_length == 8);
   CHECK(spec->output_length == 8);
   CHECK(spec->timings_length == 20);
-  CHECK(decode_spec(call(*s, Command::GET_SPEC, 0, 1).payload)->output_length == 3);
-  CHECK(decode_spec(call(*s, Command::GET_SPEC, 0, 1).payload)->input_length == 0);
-  CHECK(call(*s, Command::GET_SPEC, 0, 2).status == AISRV_STATUS_ERROR_BAD_TENSOR);
-  CHECK(u32_of(call(*s, Command::GET_INPUT_TENSOR_LENGTH)) == 8);
-  CHECK(u32_of(call(*s, Command::GET_OUTPUT_TENSOR_LENGTH, 0, 1)) == 3);
+  CHECK(decode_spec(call(s, Command::GET_SPEC, 0, 1).payload)->output_length == 3);
+  CHECK(decode_spec(call(s, Command::GET_SPEC, 0, 1).payload)->input_length == 0);
+  CHECK(call(s, Command::GET_SPEC, 0, 2).status == AISRV_STATUS_ERROR_BAD_TENSOR);
+  CHECK(u32_of(call(s, Command::GET_INPUT_TENSOR_LENGTH)) == 8);
+  CHECK(u32_of(call(s, Command::GET_OUTPUT_TENSOR_LENGTH, 0, 1)) == 3);
 
   // no output before the first inference
-  CHECK(call(*s, Command::GET_OUTPUT_TENSOR).status == AISRV_STATUS_ERROR_INFER_ERR);
+  CHECK(call(s, Command::GET_OUTPUT_TENSOR).status == AISRV_STATUS_ERROR_INFER_ERR);
 
   const std::vector<uint8_t> in{1, 2, 3, 4, 5, 6, 7, 8};
-  REQUIRE(call(*s, Command::SET_INPUT_TENSOR, 0, 0, in).status == AISRV_STATUS_OKAY);
-  CHECK(call(*s, Command::GET_INPUT_TENSOR).payload == in);
-  REQUIRE(call(*s, Command::START_INFER).status == AISRV_STATUS_OKAY);
-  CHECK(call(*s, Command::GET_OUTPUT_TENSOR).payload == test::expected_output(in, 8, 0));
-  CHECK(call(*s, Command::GET_OUTPUT_TENSOR, 0, 1).payload == test::expected_output(in, 3, 1));
-  CHECK(call(*s, Command::GET_INPUT_TENSOR).payload == in);  // inputs survive inference
+  REQUIRE(call(s, Command::SET_INPUT_TENSOR, 0, 0, in).status == AISRV_STATUS_OKAY);
+  CHECK(call(s, Command::GET_INPUT_TENSOR).payload == in);
+  REQUIRE(call(s, Command::START_INFER).status == AISRV_STATUS_OKAY);
+  CHECK(call(s, Command::GET_OUTPUT_TENSOR).payload == test::expected_output(in, 8, 0));
+  CHECK(call(s, Command::GET_OUTPUT_TENSOR, 0, 1).payload == test::expected_output(in, 3, 1));
+  CHECK(call(s, Command::GET_INPUT_TENSOR).payload == in);  // inputs survive inference
 
-  auto timings = decode_timings(call(*s, Command::GET_TIMINGS).payload);
+  auto timings = decode_timings(call(s, Command::GET_TIMINGS).payload);
   REQUIRE(timings.ok());
   CHECK(timings->size() == 5);
-  auto record = decode_timing_record(call(*s, Command::GET_TIMING_RECORD).payload);
+  auto record = decode_timing_record(call(s, Command::GET_TIMING_RECORD).payload);
   REQUIRE(record.ok());
   CHECK(record->layers.size() == 5);
   CHECK(record->layers[0].op == "TEST_OP");
   CHECK(record->total_ns >= record->compute_ns);
 
-  auto info = decode_tensor_info(call(*s, Command::GET_TENSOR_INFO).payload);
+  auto info = decode_tensor_info(call(s, Command::GET_TENSOR_INFO).payload);
   REQUIRE(info.ok());
   CHECK(info->format == "test");
   CHECK(info->model_bytes == model.size());
@@ -123,56 +133,56 @@ TEST_CASE("load, write input, infer, read output, spec, timings") {
   CHECK(info->outputs[1].bytes == 3);
   CHECK(info->inputs[0].zero_point[0] == 3);
 
-  auto einfo = decode_engine_info(call(*s, Command::GET_ENGINE_INFO).payload);
+  auto einfo = decode_engine_info(call(s, Command::GET_ENGINE_INFO).payload);
   REQUIRE(einfo.ok());
   CHECK(einfo->kind == "test");
   CHECK(einfo->model_loaded);
   CHECK(einfo->inferences == 1);
   CHECK(einfo->model_source == "wire (external)");
 
-  REQUIRE(call(*s, Command::UNLOAD_MODEL).status == AISRV_STATUS_OKAY);
-  CHECK(call(*s, Command::START_INFER).status == AISRV_STATUS_ERROR_NO_MODEL);
-  CHECK(call(*s, Command::UNLOAD_MODEL).status == AISRV_STATUS_ERROR_NO_MODEL);
+  REQUIRE(call(s, Command::UNLOAD_MODEL).status == AISRV_STATUS_OKAY);
+  CHECK(call(s, Command::START_INFER).status == AISRV_STATUS_ERROR_NO_MODEL);
+  CHECK(call(s, Command::UNLOAD_MODEL).status == AISRV_STATUS_ERROR_NO_MODEL);
 }
 
 TEST_CASE("bad inputs change no state and each leaves a log line") {
   auto s = make_server(1);
-  REQUIRE(call(*s, Command::SET_MODEL_PRIMARY, 0, 0, make_test_model({})).status == 0);
+  REQUIRE(call(s, Command::SET_MODEL_PRIMARY, 0, 0, make_test_model({})).status == 0);
   const std::vector<uint8_t> good{9, 9, 9, 9};
-  REQUIRE(call(*s, Command::SET_INPUT_TENSOR, 0, 0, good).status == 0);
+  REQUIRE(call(s, Command::SET_INPUT_TENSOR, 0, 0, good).status == 0);
 
   const std::vector<uint8_t> short_in{1, 2, 3};
-  CHECK(call(*s, Command::SET_INPUT_TENSOR, 0, 0, short_in).status == AISRV_STATUS_ERROR_BAD_LENGTH);
-  CHECK(log_of(*s, 0).find("input tensor 0 'in0' takes 4 bytes, 3 were sent") != std::string::npos);
-  CHECK(call(*s, Command::SET_INPUT_TENSOR, 0, 1, good).status == AISRV_STATUS_ERROR_BAD_TENSOR);
-  CHECK(call(*s, Command::SET_INPUT_TENSOR, 0, 0xFFFFFFFF, good).status == AISRV_STATUS_ERROR_BAD_TENSOR);
-  CHECK(call(*s, Command::GET_SPEC, 0, 0, good).status == AISRV_STATUS_ERROR_BAD_LENGTH);
-  CHECK(log_of(*s, 0).find("GET_SPEC: takes no payload, 4 bytes were sent") != std::string::npos);
-  CHECK(call(*s, Command::GET_INPUT_TENSOR).payload == good);  // unchanged
+  CHECK(call(s, Command::SET_INPUT_TENSOR, 0, 0, short_in).status == AISRV_STATUS_ERROR_BAD_LENGTH);
+  CHECK(log_of(s, 0).find("input tensor 0 'in0' takes 4 bytes, 3 were sent") != std::string::npos);
+  CHECK(call(s, Command::SET_INPUT_TENSOR, 0, 1, good).status == AISRV_STATUS_ERROR_BAD_TENSOR);
+  CHECK(call(s, Command::SET_INPUT_TENSOR, 0, 0xFFFFFFFF, good).status == AISRV_STATUS_ERROR_BAD_TENSOR);
+  CHECK(call(s, Command::GET_SPEC, 0, 0, good).status == AISRV_STATUS_ERROR_BAD_LENGTH);
+  CHECK(log_of(s, 0).find("GET_SPEC: takes no payload, 4 bytes were sent") != std::string::npos);
+  CHECK(call(s, Command::GET_INPUT_TENSOR).payload == good);  // unchanged
 
   // a refused model leaves the engine without a model, and says why
   const std::vector<uint8_t> junk{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
-  CHECK(call(*s, Command::SET_MODEL_PRIMARY, 0, 0, junk).status == AISRV_STATUS_ERROR_MODEL_ERR);
-  CHECK(log_of(*s, 0).find("magic 'AIST' missing") != std::string::npos);
-  CHECK(call(*s, Command::START_INFER).status == AISRV_STATUS_ERROR_NO_MODEL);
-  CHECK(call(*s, Command::SET_MODEL_PRIMARY).status == AISRV_STATUS_ERROR_MODEL_ERR);  // empty model
+  CHECK(call(s, Command::SET_MODEL_PRIMARY, 0, 0, junk).status == AISRV_STATUS_ERROR_MODEL_ERR);
+  CHECK(log_of(s, 0).find("magic 'AIST' missing") != std::string::npos);
+  CHECK(call(s, Command::START_INFER).status == AISRV_STATUS_ERROR_NO_MODEL);
+  CHECK(call(s, Command::SET_MODEL_PRIMARY).status == AISRV_STATUS_ERROR_MODEL_ERR);  // empty model
 
   // inference failure
-  REQUIRE(call(*s, Command::SET_MODEL_PRIMARY, 0, 0, make_test_model({})).status == 0);
+  REQUIRE(call(s, Command::SET_MODEL_PRIMARY, 0, 0, make_test_model({})).status == 0);
   const std::vector<uint8_t> poison{0xEE, 0, 0, 0};
-  REQUIRE(call(*s, Command::SET_INPUT_TENSOR, 0, 0, poison).status == 0);
-  CHECK(call(*s, Command::START_INFER).status == AISRV_STATUS_ERROR_INFER_ERR);
-  CHECK(log_of(*s, 0).find("poisoned input byte 0xEE") != std::string::npos);
-  CHECK(call(*s, Command::GET_OUTPUT_TENSOR).status == AISRV_STATUS_ERROR_INFER_ERR);
+  REQUIRE(call(s, Command::SET_INPUT_TENSOR, 0, 0, poison).status == 0);
+  CHECK(call(s, Command::START_INFER).status == AISRV_STATUS_ERROR_INFER_ERR);
+  CHECK(log_of(s, 0).find("poisoned input byte 0xEE") != std::string::npos);
+  CHECK(call(s, Command::GET_OUTPUT_TENSOR).status == AISRV_STATUS_ERROR_INFER_ERR);
 }
 
 TEST_CASE("status word: error bits are sticky until read, then clear") {
   auto s = make_server(1);
-  CHECK(u32_of(call(*s, Command::GET_STATUS)) == 0);
-  CHECK(call(*s, Command::START_INFER).status == AISRV_STATUS_ERROR_NO_MODEL);
-  CHECK(call(*s, Command::GET_SPEC, 0, 0, std::vector<uint8_t>{1}).status == AISRV_STATUS_ERROR_BAD_LENGTH);
-  CHECK(u32_of(call(*s, Command::GET_STATUS)) == (AISRV_STATUS_ERROR_NO_MODEL | AISRV_STATUS_ERROR_BAD_LENGTH));
-  CHECK(u32_of(call(*s, Command::GET_STATUS)) == 0);
+  CHECK(u32_of(call(s, Command::GET_STATUS)) == 0);
+  CHECK(call(s, Command::START_INFER).status == AISRV_STATUS_ERROR_NO_MODEL);
+  CHECK(call(s, Command::GET_SPEC, 0, 0, std::vector<uint8_t>{1}).status == AISRV_STATUS_ERROR_BAD_LENGTH);
+  CHECK(u32_of(call(s, Command::GET_STATUS)) == (AISRV_STATUS_ERROR_NO_MODEL | AISRV_STATUS_ERROR_BAD_LENGTH));
+  CHECK(u32_of(call(s, Command::GET_STATUS)) == 0);
 }
 
 TEST_CASE("sensor and GPIO commands without hardware answer NOT_SUPPORTED and say what is missing") {
@@ -180,49 +190,49 @@ TEST_CASE("sensor and GPIO commands without hardware answer NOT_SUPPORTED and sa
   for (auto cmd : {Command::START_ACQUIRE_SINGLE, Command::GET_ACQUIRE_MODE, Command::GET_OUTPUT_GPIO_EN,
                    Command::SET_OUTPUT_GPIO_MODE, Command::SET_SERVER}) {
     CAPTURE(static_cast<uint32_t>(cmd));
-    CHECK(call(*s, cmd).status == AISRV_STATUS_ERROR_NOT_SUPPORTED);
+    CHECK(call(s, cmd).status == AISRV_STATUS_ERROR_NOT_SUPPORTED);
   }
-  const auto log = log_of(*s, 0);
+  const auto log = log_of(s, 0);
   CHECK(log.find("START_ACQUIRE_SINGLE: engine 0 has no sensor configured") != std::string::npos);
   CHECK(log.find("GET_OUTPUT_GPIO_EN: engine 0 has no GPIO outputs configured") != std::string::npos);
 }
 
 TEST_CASE("version record") {
   auto s = make_server(3);
-  auto v = decode_version(call(*s, Command::GET_VERSION).payload);
+  auto v = decode_version(call(s, Command::GET_VERSION).payload);
   REQUIRE(v.ok());
   CHECK(v->major == AISRV_PROTOCOL_MAJOR);
   CHECK(v->engines == 3);
   CHECK(v->max_payload == AISRV_MAX_PAYLOAD);
   CHECK((v->capabilities & AISRV_CAP_CANCEL) != 0);
   CHECK(v->server_version.rfind("aisrvd ", 0) == 0);
-  CHECK(u32_of(call(*s, Command::GET_ID)) == AISRV_SERVER_ID);
+  CHECK(u32_of(call(s, Command::GET_ID)) == AISRV_SERVER_ID);
 }
 
 TEST_CASE("chaining feeds engine 0's outputs into engine 1 and runs it") {
   server::ServerOptions o;
   o.chains = {{0, 1}, {1, 2}};
   auto s = make_server(3, std::move(o));
-  REQUIRE(call(*s, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({{4}, {6}})).status == 0);
-  REQUIRE(call(*s, Command::SET_MODEL_SECONDARY, 1, 0, make_test_model({{6}, {2}})).status == 0);
-  REQUIRE(call(*s, Command::SET_MODEL_SECONDARY, 2, 0, make_test_model({{2}, {5}})).status == 0);
+  REQUIRE(call(s, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({{4}, {6}})).status == 0);
+  REQUIRE(call(s, Command::SET_MODEL_SECONDARY, 1, 0, make_test_model({{6}, {2}})).status == 0);
+  REQUIRE(call(s, Command::SET_MODEL_SECONDARY, 2, 0, make_test_model({{2}, {5}})).status == 0);
   const std::vector<uint8_t> in{10, 20, 30, 40};
-  REQUIRE(call(*s, Command::SET_INPUT_TENSOR, 0, 0, in).status == 0);
-  REQUIRE(call(*s, Command::START_INFER, 0).status == 0);
+  REQUIRE(call(s, Command::SET_INPUT_TENSOR, 0, 0, in).status == 0);
+  REQUIRE(call(s, Command::START_INFER, 0).status == 0);
   const auto out0 = test::expected_output(in, 6, 0);
   const auto out1 = test::expected_output(out0, 2, 0);
   const auto out2 = test::expected_output(out1, 5, 0);
-  CHECK(call(*s, Command::GET_OUTPUT_TENSOR, 0).payload == out0);
-  CHECK(call(*s, Command::GET_INPUT_TENSOR, 1).payload == out0);
-  CHECK(call(*s, Command::GET_OUTPUT_TENSOR, 1).payload == out1);
-  CHECK(call(*s, Command::GET_OUTPUT_TENSOR, 2).payload == out2);
-  CHECK(decode_engine_info(call(*s, Command::GET_ENGINE_INFO, 0).payload)->chained_to == "1");
+  CHECK(call(s, Command::GET_OUTPUT_TENSOR, 0).payload == out0);
+  CHECK(call(s, Command::GET_INPUT_TENSOR, 1).payload == out0);
+  CHECK(call(s, Command::GET_OUTPUT_TENSOR, 1).payload == out1);
+  CHECK(call(s, Command::GET_OUTPUT_TENSOR, 2).payload == out2);
+  CHECK(decode_engine_info(call(s, Command::GET_ENGINE_INFO, 0).payload)->chained_to == "1");
 
   // a mismatched chain target is reported on the engine that failed, engine 0 still succeeds
-  REQUIRE(call(*s, Command::SET_MODEL_SECONDARY, 1, 0, make_test_model({{5}, {2}})).status == 0);
-  CHECK(call(*s, Command::START_INFER, 0).status == 0);
-  CHECK(log_of(*s, 1).find("chain delivers 6 bytes for input 0, which takes 5") != std::string::npos);
-  CHECK(log_of(*s, 0).find("chain to engine 1 failed") != std::string::npos);
+  REQUIRE(call(s, Command::SET_MODEL_SECONDARY, 1, 0, make_test_model({{5}, {2}})).status == 0);
+  CHECK(call(s, Command::START_INFER, 0).status == 0);
+  CHECK(log_of(s, 1).find("chain delivers 6 bytes for input 0, which takes 5") != std::string::npos);
+  CHECK(log_of(s, 0).find("chain to engine 1 failed") != std::string::npos);
 }
 
 TEST_CASE("bad chains are refused at start-up") {
@@ -239,8 +249,8 @@ TEST_CASE("bad chains are refused at start-up") {
 
 TEST_CASE("submit: one engine strictly in turn, engines concurrently, status answers while busy, cancel") {
   auto s = make_server(2);
-  REQUIRE(call(*s, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({{4}, {4}, 50, 2000})).status == 0);
-  REQUIRE(call(*s, Command::SET_MODEL_SECONDARY, 1, 0, make_test_model({{4}, {4}, 2, 1000})).status == 0);
+  REQUIRE(call(s, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({{4}, {4}, 50, 2000})).status == 0);
+  REQUIRE(call(s, Command::SET_MODEL_SECONDARY, 1, 0, make_test_model({{4}, {4}, 2, 1000})).status == 0);
 
   // many concurrent START_INFERs on both engines; the backend throws if called concurrently
   constexpr int kRequests = 6;
@@ -250,19 +260,19 @@ TEST_CASE("submit: one engine strictly in turn, engines concurrently, status ans
   for (int i = 0; i < kRequests * 2; ++i)
     requests.push_back(Request{Header{static_cast<uint32_t>(Command::START_INFER), static_cast<uint32_t>(i % 2), 0}, {}});
   // engine 0 runs ~100 ms per inference; make the first one slow enough to observe BUSY and cancel it
-  for (int i = 0; i < kRequests * 2; ++i) s->submit(requests[i], responses[i], [&done, i] { done[i].set_value(); });
+  for (int i = 0; i < kRequests * 2; ++i) s->submit(*s.session, requests[i], responses[i], [&done, i] { done[i].set_value(); });
 
   // engine 1's queue drains while engine 0 is still on its first request
   for (int i = 1; i < kRequests * 2; i += 2) done[i].get_future().wait();
   Response st;
   Request status_req{Header{static_cast<uint32_t>(Command::GET_STATUS), 0, 0}, {}};
   std::promise<void> p;
-  s->submit(status_req, st, [&] { p.set_value(); });
+  s->submit(*s.session, status_req, st, [&] { p.set_value(); });
   p.get_future().wait();  // answered at once, not queued behind engine 0
   CHECK((u32_of(st) & AISRV_STATUS_BUSY) != 0);
 
   Response cancel_resp;
-  s->handle(Request{Header{static_cast<uint32_t>(Command::CANCEL_INFER), 0, 0}, {}}, cancel_resp);
+  s->handle(*s.session, Request{Header{static_cast<uint32_t>(Command::CANCEL_INFER), 0, 0}, {}}, cancel_resp);
   CHECK(cancel_resp.status == 0);
   for (int i = 0; i < kRequests * 2; i += 2) done[i].get_future().wait();
   int cancelled = 0;
@@ -271,8 +281,8 @@ TEST_CASE("submit: one engine strictly in turn, engines concurrently, status ans
     else CHECK(responses[i].status == 0);
   }
   CHECK(cancelled == 1);
-  CHECK(log_of(*s, 0).find("cancelled at layer") != std::string::npos);
-  auto rec = decode_timing_record(call(*s, Command::GET_TIMING_RECORD, 0).payload);
+  CHECK(log_of(s, 0).find("cancelled at layer") != std::string::npos);
+  auto rec = decode_timing_record(call(s, Command::GET_TIMING_RECORD, 0).payload);
   REQUIRE(rec.ok());
   CHECK(rec->queue_ns > 0);  // the last one waited behind the others
 }
@@ -287,7 +297,7 @@ TEST_CASE("submit: one engine strictly in turn, engines concurrently, status ans
 #include "process.hpp"
 
 namespace {
-std::unique_ptr<Server> server_with_sensor(const std::string& path, std::chrono::milliseconds interval) {
+Harness server_with_sensor(const std::string& path, std::chrono::milliseconds interval) {
   server::ServerOptions o;
   auto src = server::open_raw_frame_source(path);
   REQUIRE(src.ok());
@@ -301,25 +311,25 @@ TEST_CASE("acquire single from a recorded file: frames in order, looped; inject;
   const std::string path = dir.file("frames.raw");
   std::ofstream(path, std::ios::binary) << std::string("\x01\x02\x03\x04\x11\x12\x13\x14\x99", 9);
   auto s = server_with_sensor(path, std::chrono::milliseconds(10));
-  CHECK(call(*s, Command::START_ACQUIRE_SINGLE).status == AISRV_STATUS_ERROR_NO_MODEL);
-  REQUIRE(call(*s, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({{4}, {4}})).status == 0);
+  CHECK(call(s, Command::START_ACQUIRE_SINGLE).status == AISRV_STATUS_ERROR_NO_MODEL);
+  REQUIRE(call(s, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({{4}, {4}})).status == 0);
   const std::vector<uint8_t> f0{1, 2, 3, 4}, f1{0x11, 0x12, 0x13, 0x14};
   for (const auto* frame : {&f0, &f1, &f0}) {  // the trailing partial frame is skipped when looping
-    REQUIRE(call(*s, Command::START_ACQUIRE_SINGLE).status == 0);
-    CHECK(call(*s, Command::GET_SENSOR_TENSOR).payload == *frame);
-    CHECK(call(*s, Command::GET_INPUT_TENSOR).payload == *frame);
-    CHECK(call(*s, Command::GET_OUTPUT_TENSOR).payload == test::expected_output(*frame, 4, 0));
+    REQUIRE(call(s, Command::START_ACQUIRE_SINGLE).status == 0);
+    CHECK(call(s, Command::GET_SENSOR_TENSOR).payload == *frame);
+    CHECK(call(s, Command::GET_INPUT_TENSOR).payload == *frame);
+    CHECK(call(s, Command::GET_OUTPUT_TENSOR).payload == test::expected_output(*frame, 4, 0));
   }
   const std::vector<uint8_t> injected{7, 7, 7, 7};
-  REQUIRE(call(*s, Command::SET_SENSOR_TENSOR, 0, 0, injected).status == 0);
-  REQUIRE(call(*s, Command::START_ACQUIRE_SINGLE).status == 0);
-  CHECK(call(*s, Command::GET_SENSOR_TENSOR).payload == injected);
-  CHECK(call(*s, Command::SET_SENSOR_TENSOR, 0, 0, std::vector<uint8_t>{1}).status == AISRV_STATUS_ERROR_BAD_LENGTH);
-  CHECK(u32_of(call(*s, Command::GET_ACQUIRE_MODE)) == 0);
+  REQUIRE(call(s, Command::SET_SENSOR_TENSOR, 0, 0, injected).status == 0);
+  REQUIRE(call(s, Command::START_ACQUIRE_SINGLE).status == 0);
+  CHECK(call(s, Command::GET_SENSOR_TENSOR).payload == injected);
+  CHECK(call(s, Command::SET_SENSOR_TENSOR, 0, 0, std::vector<uint8_t>{1}).status == AISRV_STATUS_ERROR_BAD_LENGTH);
+  CHECK(u32_of(call(s, Command::GET_ACQUIRE_MODE)) == 0);
   const std::vector<uint8_t> i2c{0x3C, 0x12, 0x80};
-  CHECK(call(*s, Command::START_ACQUIRE_SET_I2C, 0, 0, i2c).status == AISRV_STATUS_ERROR_NOT_SUPPORTED);
-  CHECK(log_of(*s, 0).find("has no I2C bus") != std::string::npos);
-  auto v = decode_version(call(*s, Command::GET_VERSION).payload);
+  CHECK(call(s, Command::START_ACQUIRE_SET_I2C, 0, 0, i2c).status == AISRV_STATUS_ERROR_NOT_SUPPORTED);
+  CHECK(log_of(s, 0).find("has no I2C bus") != std::string::npos);
+  auto v = decode_version(call(s, Command::GET_VERSION).payload);
   CHECK((v->capabilities & AISRV_CAP_SENSOR) != 0);
 }
 
@@ -328,12 +338,12 @@ TEST_CASE("acquire stream: runs in the engine's turn, clients interleave, stops 
   const std::string path = dir.file("frames.raw");
   std::ofstream(path, std::ios::binary) << std::string("abcdefgh", 8);
   auto s = server_with_sensor(path, std::chrono::milliseconds(5));
-  REQUIRE(call(*s, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({{4}, {4}})).status == 0);
+  REQUIRE(call(s, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({{4}, {4}})).status == 0);
   auto submit = [&](Command cmd, uint32_t tensor) {
     Response r;
     std::promise<void> p;
     Request req{Header{static_cast<uint32_t>(cmd), 0, tensor}, {}};
-    s->submit(req, r, [&] { p.set_value(); });
+    s->submit(*s.session, req, r, [&] { p.set_value(); });
     p.get_future().wait();
     return r;
   };
@@ -361,7 +371,7 @@ TEST_CASE("acquire from a FIFO: waits for the writer's frame; a closed writer is
   const std::string path = dir.file("cam.fifo");
   REQUIRE(mkfifo(path.c_str(), 0600) == 0);
   auto s = server_with_sensor(path, std::chrono::milliseconds(10));
-  REQUIRE(call(*s, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({{4}, {4}})).status == 0);
+  REQUIRE(call(s, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({{4}, {4}})).status == 0);
   const int w = ::open(path.c_str(), O_WRONLY | O_NONBLOCK);
   REQUIRE(w >= 0);
   std::thread writer([w] {
@@ -369,12 +379,12 @@ TEST_CASE("acquire from a FIFO: waits for the writer's frame; a closed writer is
     const uint8_t frame[4] = {9, 8, 7, 6};
     CHECK(::write(w, frame, 4) == 4);
   });
-  CHECK(call(*s, Command::START_ACQUIRE_SINGLE).status == 0);
+  CHECK(call(s, Command::START_ACQUIRE_SINGLE).status == 0);
   writer.join();
-  CHECK(call(*s, Command::GET_SENSOR_TENSOR).payload == std::vector<uint8_t>{9, 8, 7, 6});
+  CHECK(call(s, Command::GET_SENSOR_TENSOR).payload == std::vector<uint8_t>{9, 8, 7, 6});
   ::close(w);
-  CHECK(call(*s, Command::START_ACQUIRE_SINGLE).status == AISRV_STATUS_ERROR_INFER_ERR);
-  CHECK(log_of(*s, 0).find("the writer closed the stream") != std::string::npos);
+  CHECK(call(s, Command::START_ACQUIRE_SINGLE).status == AISRV_STATUS_ERROR_INFER_ERR);
+  CHECK(log_of(s, 0).find("the writer closed the stream") != std::string::npos);
 }
 
 TEST_CASE("a transport's payload sink gets output tensors without a copy or declines them; errors never reach it") {
@@ -389,19 +399,19 @@ TEST_CASE("a transport's payload sink gets output tensors without a copy or decl
   auto s = make_server(1);
   auto with_sink = [&](Command cmd, uint32_t tensor = 0) {
     Response r;
-    s->handle(Request{Header{static_cast<uint32_t>(cmd), 0, tensor}, {}, nullptr, &sink}, r);
+    s->handle(*s.session, Request{Header{static_cast<uint32_t>(cmd), 0, tensor}, {}, nullptr, &sink}, r);
     return r;
   };
   const auto model = make_test_model(TestModelSpec{{8}, {8, 3}, 2, 0});
-  REQUIRE(call(*s, Command::SET_MODEL_SECONDARY, 0, 0, model).status == AISRV_STATUS_OKAY);
+  REQUIRE(call(s, Command::SET_MODEL_SECONDARY, 0, 0, model).status == AISRV_STATUS_OKAY);
   auto r = with_sink(Command::GET_OUTPUT_TENSOR);  // no inference yet
   CHECK(r.status == AISRV_STATUS_ERROR_INFER_ERR);
   CHECK_FALSE(r.sent);
   CHECK(with_sink(Command::GET_OUTPUT_TENSOR, 5).status == AISRV_STATUS_ERROR_BAD_TENSOR);
   CHECK(sink.got.empty());
   const std::vector<uint8_t> in{9, 8, 7, 6, 5, 4, 3, 2};
-  REQUIRE(call(*s, Command::SET_INPUT_TENSOR, 0, 0, in).status == AISRV_STATUS_OKAY);
-  REQUIRE(call(*s, Command::START_INFER).status == AISRV_STATUS_OKAY);
+  REQUIRE(call(s, Command::SET_INPUT_TENSOR, 0, 0, in).status == AISRV_STATUS_OKAY);
+  REQUIRE(call(s, Command::START_INFER).status == AISRV_STATUS_OKAY);
   r = with_sink(Command::GET_OUTPUT_TENSOR, 1);
   CHECK(r.status == AISRV_STATUS_OKAY);
   CHECK(r.sent);

@@ -32,11 +32,13 @@ struct Rig {
     auto s = Server::create(std::move(o), std::move(backends));
     REQUIRE(s.ok());
     server = std::move(s).value();
+    session = server->open_session(server::Peer::of("local", "test"));
   }
+  std::shared_ptr<server::Session> session;
 
   Response call(Command cmd, uint32_t engine = 0, uint32_t tensor = 0, std::span<const uint8_t> payload = {}) {
     Response r;
-    server->handle(Request{Header{static_cast<uint32_t>(cmd), engine, tensor}, payload}, r);
+    server->handle(*session, Request{Header{static_cast<uint32_t>(cmd), engine, tensor}, payload}, r);
     return r;
   }
   std::string last_log(uint32_t engine) {

@@ -20,6 +20,7 @@ std::unique_ptr<server::Server> make(size_t n, std::vector<std::pair<uint32_t, u
   for (size_t i = 0; i < n; ++i) b.push_back(std::make_unique<test::TestBackend>());
   server::ServerOptions o;
   o.chains = std::move(chains);
+  o.session.max_queued = 32;  // one session queues 20 requests below
   auto s = server::Server::create(std::move(o), std::move(b));
   REQUIRE(s.ok());
   return std::move(s).value();
@@ -43,9 +44,10 @@ TEST_CASE("C++ API: set input, infer, get output; errors are typed and logged") 
   CHECK(*ch->input_length(0) == 8);
   CHECK(ch->input_length(1).error().code == Errc::bad_tensor);
   CHECK(ch->set_input(0, std::span(in).first(7)).error().code == Errc::bad_length);
-  CHECK(s->engine(0)->log().tail(1).find("local set_input_tensor: input tensor 0 'in0' takes 8 bytes, 7 were sent") !=
+  CHECK(ch->session().last_line(0).find("local set_input_tensor: input tensor 0 'in0' takes 8 bytes, 7 were sent") !=
         std::string::npos);
-  CHECK((s->engine(0)->take_status() & AISRV_STATUS_ERROR_BAD_LENGTH) != 0);
+  CHECK((ch->status() & AISRV_STATUS_ERROR_BAD_LENGTH) != 0);
+  CHECK(ch->status() == 0);  // error bits clear when read
 }
 
 TEST_CASE("C API scenario") {
@@ -57,17 +59,26 @@ TEST_CASE("C API scenario") {
   CHECK(aisrv_local_start_inference(nullptr) == AISRV_STATUS_ERROR_BAD_ENGINE);
 }
 
-TEST_CASE("start_inference runs the engine's chain") {
+TEST_CASE("start_inference runs the engine's chain; the chain's outputs are the session's") {
   auto s = make(2, {{0, 1}});
   load(*s, 0, {{4}, {4}});
   load(*s, 1, {{4}, {4}});
   auto ch0 = phy::LocalChannel::open(*s, 0);
-  auto ch1 = phy::LocalChannel::open(*s, 1);
+  auto ch1 = ch0->to_engine(1);  // same session, engine 1
+  auto other = phy::LocalChannel::open(*s, 1);  // another client of engine 1
+  REQUIRE(ch1.ok());
   std::vector<uint8_t> in{9, 8, 7, 6}, out(4);
   REQUIRE(ch0->set_input(0, in).ok());
   REQUIRE(ch0->start_inference().ok());
   REQUIRE(ch1->get_output(0, out).ok());
   CHECK(out == test::expected_output(test::expected_output(in, 4, 0), 4, 0));
+  // Another session sees none of it.
+  CHECK(other->get_output(0, out).error().code == Errc::infer_error);
+  const size_t before = s->session_count();
+  ch0 = phy::LocalChannel::open(*s, 0);  // the first session still lives in ch1
+  CHECK(s->session_count() == before + 1);
+  { auto gone = std::move(ch1); }
+  CHECK(s->session_count() == before);  // the last channel of the first session is gone: it closed
 }
 
 TEST_CASE("local calls and queued requests on one engine never overlap") {
@@ -77,7 +88,8 @@ TEST_CASE("local calls and queued requests on one engine never overlap") {
   std::vector<Response> resp(20);
   std::vector<std::promise<void>> done(20);
   Request req{Header{static_cast<uint32_t>(Command::START_INFER), 0, 0}, {}};
-  for (int i = 0; i < 20; ++i) s->submit(req, resp[i], [&done, i] { done[i].set_value(); });
+  auto remote = s->open_session(server::Peer::of("test", "queued"));
+  for (int i = 0; i < 20; ++i) s->submit(*remote, req, resp[i], [&done, i] { done[i].set_value(); });
   std::thread local([&] {
     for (int i = 0; i < 20; ++i) CHECK(ch->start_inference().ok());  // TestBackend throws on overlap
   });

@@ -52,12 +52,22 @@ TEST_CASE("command table: unique values and names, kind matches the 0x80 bit") {
     REQUIRE(row != nullptr);
     CHECK(values.insert(row->value).second);
     CHECK(names.insert(row->name).second);
-    CHECK((row->kind == AISRV_KIND_SET) == is_set(row->value));
+    CHECK((row->kind != AISRV_KIND_GET) == is_set(row->value));
+    CHECK(host_sends(row->value) == (row->kind != AISRV_KIND_GET));
+    CHECK(server_returns(row->value) == (row->kind != AISRV_KIND_SET));
     CHECK(command_by_name(row->name) == row->value);
     CHECK(std::string(aisrv_command_name(row->value)) == row->name);
   }
   CHECK(aisrv_command_at(aisrv_command_count()) == nullptr);
   CHECK(!is_known(0x42));
+  // INFER is the one command that carries data both ways.
+  CHECK(host_sends(AISRV_CMD_INFER));
+  CHECK(server_returns(AISRV_CMD_INFER));
+  CHECK(!server_returns(AISRV_CMD_START_INFER));
+  // Unknown opcodes follow their 0x80 bit (the framing of a command the server will refuse).
+  CHECK(host_sends(0xC7));
+  CHECK(!server_returns(0xC7));
+  CHECK(server_returns(0x42));
   CHECK(command_name(0x42) == "UNKNOWN");
   CHECK(command_by_name("get_spec") == 0x08u);
   CHECK(!command_by_name("NOPE"));
@@ -70,7 +80,7 @@ TEST_CASE("status names and error mapping round-trip") {
   CHECK(status_name(0x80000000u) == "UNKNOWN");
   for (Errc e : {Errc::no_model, Errc::model_error, Errc::infer_error, Errc::bad_command, Errc::bad_engine,
                  Errc::bad_tensor, Errc::bad_length, Errc::not_supported, Errc::flash_error, Errc::crc_error,
-                 Errc::cancelled, Errc::internal}) {
+                 Errc::cancelled, Errc::internal, Errc::model_changed, Errc::denied, Errc::limit}) {
     const uint32_t bit = to_status(e);
     CHECK((bit & AISRV_STATUS_ERROR_MASK) == bit);
     CHECK(from_status(bit) == e);

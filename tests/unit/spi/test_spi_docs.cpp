@@ -95,16 +95,17 @@ TEST_CASE("the worked hex trace in docs/transport-spi.md is what the code puts o
   auto server = std::move(server::Server::create({}, std::move(b))).value();
   phy::spi::LinkSlaveOptions o;
   o.boot = 0x0B00710D;  // fixed so the trace is reproducible (normally random per start)
+  auto session = server->open_session(server::Peer::of("spi", "docs trace"));
   phy::spi::LinkSlave slave(
       o,
       [&](const protocol::Request& req, protocol::Response& resp, std::function<void()> done) {
-        server->submit(req, resp, std::move(done));
+        server->submit(*session, req, resp, std::move(done));
       },
-      [&](const std::string& line) { server->log().add(line); });
+      [&](const std::string& line) { session->note(server->engine_count(), 0, line); });
   // engine 0 has a model with a 4-byte input (loaded behind the link's back: the trace starts with a fresh link)
   const auto model = test::make_test_model(test::TestModelSpec{{4}, {4}, 1, 0});
   protocol::Response loaded;
-  server->handle({{AISRV_CMD_SET_MODEL_PRIMARY, 0, 0}, model}, loaded);
+  server->handle(*session, {{AISRV_CMD_SET_MODEL_PRIMARY, 0, 0}, model}, loaded);
   REQUIRE(loaded.status == AISRV_STATUS_OKAY);
   DirectWire wire(slave);
   const auto hal = wire.hal();

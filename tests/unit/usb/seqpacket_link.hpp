@@ -329,8 +329,8 @@ class SeqpacketLink {
       if (answer.size() > length) answer.resize(length);
       return {client::usb::Io::ok, answer.size(), true, {}};
     }
-    client::usb::IoResult control_out(uint8_t request) override {
-      if (!l_.session_ || !l_.session_->control_out(request, 0, 0))
+    client::usb::IoResult control_out(uint8_t request, uint16_t value = 0) override {
+      if (!l_.session_ || !l_.session_->control_out(request, value, 0))
         return {client::usb::Io::stalled, 0, false, "ep0 stalled"};
       return {};
     }

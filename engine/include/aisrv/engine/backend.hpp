@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "aisrv/protocol/limits.h"
 #include "aisrv/protocol/payloads.hpp"
 #include "aisrv/protocol/result.hpp"
 
@@ -37,6 +38,9 @@ enum class Placement { arena, external };
 struct LoadOptions {
   Placement placement = Placement::external;
   LogFn log;  // may be empty
+  // The largest tensor the interpreter can carry (its payload limit). A backend refuses a model with a larger tensor
+  // (Errc::model_error) before allocating anything for it: sizes written in a model file are hostile input.
+  uint64_t max_tensor_bytes = AISRV_MAX_PAYLOAD;
 };
 
 struct ModelInfo {

@@ -4,8 +4,9 @@
  * the C99 microcontroller client and the docs checker all expand this one table; nothing else defines opcodes.
  *
  * Columns: X(NAME, byte value, kind, request payload, response payload)
- *   kind  AISRV_KIND_GET  the host receives data (bit 0x80 clear)
- *         AISRV_KIND_SET  the host sends data (bit 0x80 set); the response carries only a status
+ *   kind  AISRV_KIND_GET   the host receives data (bit 0x80 clear)
+ *         AISRV_KIND_SET   the host sends data (bit 0x80 set); the response carries only a status
+ *         AISRV_KIND_CALL  the host sends data and receives data (bit 0x80 set; e.g. INFER)
  * The request header's third word is called `tensor`; some commands use it as a small argument (documented).
  * Values marked "ext" are aisrv extensions beyond the XMOS seed set.
  */
@@ -20,6 +21,7 @@ extern "C" {
 
 #define AISRV_KIND_GET 0
 #define AISRV_KIND_SET 1
+#define AISRV_KIND_CALL 2
 
 /* clang-format off */
 #define AISRV_COMMAND_TABLE(X) \
@@ -58,8 +60,11 @@ extern "C" {
   X(GET_TENSOR_INFO,           0x21, AISRV_KIND_GET, "none", "tensor-info record: every input and output tensor") \
   X(GET_ENGINE_INFO,           0x22, AISRV_KIND_GET, "none", "engine-info record: kind, options, model state") \
   X(GET_TIMING_RECORD,         0x23, AISRV_KIND_GET, "none", "timing record of the last inference (queue, compute, per layer)") \
+  X(GET_SESSION_INFO,          0x24, AISRV_KIND_GET, "none (engine not used)", "session record: id, peer, role, memory used and cap (protocol.md)") \
   X(UNLOAD_MODEL,              0xA0, AISRV_KIND_SET, "none", "none") \
-  X(CANCEL_INFER,              0xA1, AISRV_KIND_SET, "none", "none (a running inference ends with ERROR_CANCELLED)") \
+  X(CANCEL_INFER,              0xA1, AISRV_KIND_SET, "none; tensor = 0 this session's inference, 1 whatever runs (admin)", "none (a running inference ends with ERROR_CANCELLED)") \
+  X(AUTH,                      0xA2, AISRV_KIND_SET, "the shared-secret token (engine not used)", "none (ERROR_DENIED for a wrong token)") \
+  X(INFER,                     0xA3, AISRV_KIND_CALL, "infer request: u32 n, n x (u32 input index, u32 length), the n inputs' bytes", "infer answer: u32 m, m x u32 length, the m outputs' bytes") \
   /* ext: model store (flash); records in flash_payloads.hpp, docs/flash-format.md */ \
   X(GET_FLASH_CATALOGUE,       0x30, AISRV_KIND_GET, "none (engine ignored)", "catalogue record: store geometry, read chunk size, one entry per client") \
   X(GET_FLASH_MODEL,           0x31, AISRV_KIND_GET, "none; tensor = chunk index", "chunk `tensor` of the engine's stored model (chunk size from the catalogue; the last one is shorter)") \
@@ -83,11 +88,17 @@ typedef enum aisrv_cmd {
 /* The host-sends-data bit of an opcode. */
 #define AISRV_CMD_SET_BIT 0x80u
 
+/* Whether the host sends a payload with this opcode (bit 0x80: SET and CALL commands). */
+int aisrv_command_sends_data(uint32_t value);
+/* Whether the server answers with a payload (GET and CALL commands; for an opcode that is not in the table, whether
+ * bit 0x80 is clear). */
+int aisrv_command_returns_data(uint32_t value);
+
 /* Row of the table for a given opcode. */
 typedef struct aisrv_command_info {
   const char *name;         /* e.g. "SET_INPUT_TENSOR" */
   uint32_t value;           /* opcode */
-  int kind;                 /* AISRV_KIND_GET / AISRV_KIND_SET */
+  int kind;                 /* AISRV_KIND_GET / AISRV_KIND_SET / AISRV_KIND_CALL */
   const char *request;      /* what the host sends */
   const char *response;     /* what the server answers */
 } aisrv_command_info_t;

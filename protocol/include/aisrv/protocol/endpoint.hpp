@@ -27,7 +27,8 @@ Result<SocketEndpoint> parse_socket_endpoint(std::string_view text);
 }  // namespace aisrv::protocol
 
 namespace aisrv::protocol {
-// Where aisrvd listens and the CLI connects when nothing is configured: unix:/run/aisrv.sock for root, otherwise
-// unix:$XDG_RUNTIME_DIR/aisrv.sock (falling back to /tmp).
+// Where aisrvd listens and the CLI connects when nothing is configured, always inside a directory only the daemon's
+// user can write (the daemon creates it; docs/security.md): unix:/run/aisrv/aisrv.sock for root, otherwise
+// unix:$XDG_RUNTIME_DIR/aisrv/aisrv.sock, or unix:/tmp/aisrv-UID/aisrv.sock without XDG_RUNTIME_DIR.
 std::string default_socket_target();
 }  // namespace aisrv::protocol

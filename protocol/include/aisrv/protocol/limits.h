@@ -5,7 +5,7 @@
 /* Protocol version spoken by this build. A peer is compatible when the majors' ranges overlap
  * (see GET_VERSION in docs/protocol.md); minors only add commands/capabilities. */
 #define AISRV_PROTOCOL_MAJOR 1u
-#define AISRV_PROTOCOL_MINOR 0u
+#define AISRV_PROTOCOL_MINOR 1u
 /* Oldest protocol major this build still speaks. */
 #define AISRV_PROTOCOL_MIN_MAJOR 1u
 
@@ -39,5 +39,19 @@
 #define AISRV_CAP_GPIO 0x0020u          /* GPIO outputs are configured */
 #define AISRV_CAP_CHAIN 0x0040u         /* engine chaining configured */
 #define AISRV_CAP_USB_ONE_TRANSFER 0x0080u /* USB: a SET's header and payload may come as one transfer */
+#define AISRV_CAP_INFER 0x0100u         /* INFER: inputs in, outputs out, one round trip */
+#define AISRV_CAP_SESSIONS 0x0200u      /* tensors, outputs, error bits and log lines are per session */
+
+/* Session-scoped answers: lines kept per session and engine of its own debug-log lines. */
+#define AISRV_SESSION_LOG_LINES 32u
+/* GET_DEBUG_LOG flags in `tensor` (the low bits count lines): only lines this session has not read yet; only this
+ * session's own lines (the reasons for its errors), not the engine's shared ones. */
+#define AISRV_DEBUG_LOG_NEW 0x80000000u
+#define AISRV_DEBUG_LOG_OWN 0x40000000u
+/* CANCEL_INFER: `tensor` values. */
+#define AISRV_CANCEL_OWN 0u
+#define AISRV_CANCEL_ANY 1u
+/* Largest AUTH token. */
+#define AISRV_MAX_TOKEN 256u
 
 #endif

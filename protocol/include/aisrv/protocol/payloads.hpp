@@ -1,5 +1,5 @@
 // aisrv protocol — structured payloads of the extension commands and their codecs (GET_SPEC, GET_VERSION,
-// GET_TENSOR_INFO, GET_ENGINE_INFO, GET_TIMING_RECORD, GET_TIMINGS). Layouts are specified in docs/protocol.md;
+// GET_TENSOR_INFO, GET_ENGINE_INFO, GET_TIMING_RECORD, GET_TIMINGS, INFER, GET_SESSION_INFO). Layouts are specified in docs/protocol.md;
 // every decoder is bounds-checked and refuses trailing bytes.
 #pragma once
 
@@ -105,6 +105,39 @@ Result<TimingRecord> decode_timing_record(std::span<const uint8_t> in);
 // GET_TIMINGS: u32 nanoseconds per operator (saturating at 0xFFFFFFFF).
 void encode_timings(std::span<const LayerTime> layers, std::vector<uint8_t>& out);
 Result<std::vector<uint32_t>> decode_timings(std::span<const uint8_t> in);
+
+// INFER: all inputs in, all outputs out, one round trip.
+//   request  u32 n | n x {u32 input index, u32 length} | the n inputs' bytes, in that order
+//   answer   u32 m | m x u32 length | the m outputs' bytes, output 0 first
+// Decoded tensors are views into the payload. Counts above AISRV_MAX_TENSORS, lengths that do not add up to exactly
+// the bytes present, and (request) an input index given twice are refused before anything is allocated.
+struct InferTensor {
+  uint32_t index = 0;
+  std::span<const uint8_t> bytes;
+};
+void encode_infer_request(std::span<const InferTensor> inputs, std::vector<uint8_t>& out);
+Result<std::vector<InferTensor>> decode_infer_request(std::span<const uint8_t> in);
+// Size of an answer carrying tensors of these lengths, then the answer written into `out` (resized to it).
+size_t infer_answer_size(std::span<const uint32_t> lengths);
+void encode_infer_answer(std::span<const std::span<const uint8_t>> outputs, std::vector<uint8_t>& out);
+Result<std::vector<std::span<const uint8_t>>> decode_infer_answer(std::span<const uint8_t> in);
+
+// GET_SESSION_INFO: who the server thinks this connection is.
+enum class Role : uint8_t { user = 0, admin = 1 };
+std::string_view role_name(Role r);  // "user", "admin"
+struct SessionInfo {
+  uint64_t id = 0;
+  std::string transport;       // "unix", "tcp", "usb", "spi", "local"
+  std::string peer;            // e.g. "uid 1000 gid 1000 pid 4242", "192.168.1.7:40112"
+  Role role = Role::user;
+  bool authenticated = false;  // false only on a link that needs AUTH and has not sent it
+  uint64_t memory_used = 0;    // bytes of this session's tensors held by the server
+  uint64_t memory_cap = 0;     // the per-session cap (aisrvd --session-memory)
+  uint32_t max_queued = 0;     // requests this session may have waiting for engines (aisrvd --max-queued)
+  uint32_t sessions = 0;       // sessions open on the server
+};
+void encode(const SessionInfo& s, std::vector<uint8_t>& out);
+Result<SessionInfo> decode_session_info(std::span<const uint8_t> in);
 
 // u32 payloads (GET_STATUS, lengths, GET_ID, GPIO values).
 void encode_u32(uint32_t v, std::vector<uint8_t>& out);

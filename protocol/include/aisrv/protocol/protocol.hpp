@@ -33,6 +33,10 @@ inline constexpr uint32_t kEngineServer = AISRV_ENGINE_SERVER;
 bool is_known(uint32_t cmd);
 // True when the host sends data with this opcode (bit 0x80).
 constexpr bool is_set(uint32_t cmd) { return (cmd & AISRV_CMD_SET_BIT) != 0; }
+// Framing decisions: the host sends a payload (SET and CALL commands: bit 0x80); the server answers with one (GET and
+// CALL commands; an opcode not in the table follows its bit).
+bool host_sends(uint32_t cmd);
+bool server_returns(uint32_t cmd);
 std::string_view command_name(uint32_t cmd);
 // Opcode for a table name such as "GET_SPEC" (case-insensitive).
 std::optional<uint32_t> command_by_name(std::string_view name);

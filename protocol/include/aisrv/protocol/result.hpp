@@ -28,6 +28,9 @@ enum class Errc : uint32_t {
   crc_error,
   cancelled,
   internal,
+  model_changed,  // the model changed under this session's inputs or outputs
+  denied,         // access rule, token, or owned by another session
+  limit,          // a configured limit was reached
   // local only
   io_error,        // a transport read/write failed or the peer went away
   timeout,         // no answer in time

@@ -2,7 +2,8 @@
  *
  * A response carries a u32 status word: 0 (OKAY) or exactly one error bit. GET_STATUS returns, as its payload, the
  * engine's status word: the state bits BUSY / SENSING plus every error bit raised since the last GET_STATUS
- * (self-clearing, as on XMOS). Bits 0x01..0x20 are the XMOS seed values; the rest are aisrv extensions.
+ * (self-clearing, as on XMOS). Bits 0x01..0x20 are the XMOS seed values; the rest are aisrv extensions. Error bits
+ * belong to the session (connection) whose command raised them; the state bits are the engine's.
  *
  * Columns: X(NAME, bit, meaning)
  */
@@ -30,7 +31,10 @@ extern "C" {
   X(ERROR_FLASH,         0x0400u, "model store error (missing, corrupt, full, write failed)") \
   X(ERROR_CRC,           0x0800u, "payload integrity check failed") \
   X(ERROR_CANCELLED,     0x1000u, "the operation was cancelled") \
-  X(ERROR_INTERNAL,      0x2000u, "internal server error (see the debug log)")
+  X(ERROR_INTERNAL,      0x2000u, "internal server error (see the debug log)") \
+  X(ERROR_MODEL_CHANGED, 0x4000u, "the engine's model changed since this session wrote its inputs or ran its inference") \
+  X(ERROR_DENIED,        0x8000u, "not allowed for this session (access rule, token, or another session owns it)") \
+  X(ERROR_LIMIT,         0x10000u, "a configured limit was reached (session memory, queued requests)")
 /* clang-format on */
 
 #define AISRV_STATUS_OKAY 0u
@@ -41,7 +45,7 @@ AISRV_STATUS_TABLE(AISRV_X_STATUS)
 /* State bits (never an error). */
 #define AISRV_STATUS_STATE_MASK 0x0003u
 /* Every defined error bit. */
-#define AISRV_STATUS_ERROR_MASK 0x3FFCu
+#define AISRV_STATUS_ERROR_MASK 0x1FFFCu
 
 /* Name of the lowest set bit ("OKAY" for 0, "UNKNOWN" for an undefined bit). */
 const char *aisrv_status_name(uint32_t status);

@@ -49,6 +49,10 @@ struct LastError {
 // Layout: u32 status, u32 stalls, u16 message length, message bytes (truncated to fit `max_size`, at least 10).
 std::vector<uint8_t> encode_last_error(const LastError& e, size_t max_size);
 Result<LastError> decode_last_error(std::span<const uint8_t> in);
+// RESET_LINK wValue bit: the host program starts anew, so the device ends the host's interpreter session (its tensors,
+// outputs, error bits) and begins a fresh one. Without it a reset only resynchronises the framing.
+inline constexpr uint16_t kResetNewSession = 0x0001;
+
 // wLength a host asks for with VendorRequest::last_error.
 inline constexpr uint16_t kLastErrorMaxSize = 10 + AISRV_DEBUG_LOG_LINE_MAX;
 

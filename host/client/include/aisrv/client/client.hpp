@@ -22,7 +22,7 @@ Result<std::unique_ptr<HostTransport>> open_transport(std::string_view target, c
 
 class Client {
  public:
-  // open_transport + handshake.
+  // open_transport + handshake (+ AUTH when options.token is set).
   static Result<Client> connect(std::string_view target, const ConnectOptions& options = {});
   // Wraps an open transport; call handshake() before use to check the version.
   explicit Client(std::unique_ptr<HostTransport> transport);
@@ -35,6 +35,10 @@ class Client {
   void set_fetch_error_details(bool on) { fetch_details_ = on; }
 
   Status hello();
+  // AUTH: the server's shared secret (TCP sessions of a server started with --token-file).
+  Status auth(std::string_view token);
+  // GET_SESSION_INFO: who the server thinks this connection is (role, memory, limits).
+  Result<protocol::SessionInfo> session_info();
   Result<uint32_t> id();
   Result<protocol::VersionInfo> version();
   Result<uint32_t> status(uint32_t engine);
@@ -54,7 +58,15 @@ class Client {
   Result<std::vector<uint8_t>> get_output(uint32_t engine, uint32_t tensor);
   // The same into `out`, whose storage is reused: no allocation per call when outputs are read in a loop.
   Status get_output(uint32_t engine, uint32_t tensor, std::vector<uint8_t>& out);
-  Status cancel(uint32_t engine);
+  // CANCEL_INFER: this session's running inference, or (`any`, admin only) whatever runs on the engine.
+  Status cancel(uint32_t engine, bool any = false);
+
+  // One inference in one round trip (INFER, when the server offers AISRV_CAP_INFER; otherwise SET_INPUT_TENSOR for
+  // each input, START_INFER and GET_OUTPUT_TENSOR for each output). `inputs[i]` is input i. The outputs are received
+  // into `outputs`, whose storage is reused.
+  Status infer(uint32_t engine, std::span<const std::span<const uint8_t>> inputs,
+               std::vector<std::vector<uint8_t>>& outputs);
+  Result<std::vector<std::vector<uint8_t>>> infer(uint32_t engine, std::span<const std::span<const uint8_t>> inputs);
 
   Result<std::vector<uint32_t>> timings(uint32_t engine);
   Result<protocol::TimingRecord> timing_record(uint32_t engine);
@@ -73,6 +85,7 @@ class Client {
   protocol::VersionInfo version_;
   bool fetch_details_ = true;
   protocol::Response response_;
+  std::vector<uint8_t> infer_request_, infer_answer_;
 };
 
 }  // namespace aisrv::client

@@ -8,6 +8,8 @@
 #include <span>
 #include <string>
 
+#include "aisrv/protocol/result.hpp"
+
 #include "aisrv/protocol/payloads.hpp"
 #include "aisrv/protocol/protocol.hpp"
 
@@ -31,6 +33,10 @@ class HostTransport {
 
 struct ConnectOptions {
   std::chrono::milliseconds timeout{10000};  // per command
+  std::string token;  // sent with AUTH after the handshake when not empty (servers with aisrvd --token-file)
 };
+
+// The token in a file (a trailing newline is not part of it), for ConnectOptions::token.
+Result<std::string> read_token_file(const std::string& path);
 
 }  // namespace aisrv::client

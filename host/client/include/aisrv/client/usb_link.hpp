@@ -66,7 +66,7 @@ class HostEndpoints {
   virtual IoResult clear_halts() = 0;
   // Vendor control requests to the interface (protocol::usb::VendorRequest).
   virtual IoResult control_in(uint8_t request, uint16_t length, std::vector<uint8_t>& answer) = 0;
-  virtual IoResult control_out(uint8_t request) = 0;
+  virtual IoResult control_out(uint8_t request, uint16_t value = 0) = 0;
   // After any result other than ok, nothing of that call is left in flight.
 };
 
@@ -81,7 +81,8 @@ class UsbHostLink {
                   bool crc, Deadline deadline);
   // Tells the device to drop what is left of an interrupted command (VendorRequest::reset_link); falls back to
   // clearing the halts on a device without it.
-  IoResult reset();
+  // `new_session`: this host program starts anew; the device drops the previous program's session state.
+  IoResult reset(bool new_session = false);
   // True after the device disappeared during a command (the transport reopens it).
   bool gone() const { return gone_; }
   // The device announced AISRV_CAP_USB_ONE_TRANSFER: a SET's header and payload go as one transfer also without the

@@ -1,6 +1,6 @@
 // aisrv phy/spi — the SPI transport: one thread per slave port runs the link protocol (LinkSlave) and hands each
 // complete request to the interpreter (Server::submit), so the host can poll while an engine is busy. It only
-// frames bytes; it never interprets a command.
+// frames bytes; it never interprets a command. The master on a port is one interpreter session for the port's life.
 #pragma once
 
 #include <memory>
@@ -15,6 +15,7 @@ class logger;
 }
 namespace aisrv::server {
 class Server;
+class Session;
 }
 
 namespace aisrv::phy::spi {
@@ -39,6 +40,8 @@ class SpiServer {
   std::string describe() const;
   // A snapshot of the link counters.
   LinkStats stats() const;
+  // The master's interpreter session (its tensors, error bits and log lines, e.g. discarded transfers).
+  std::shared_ptr<server::Session> session() const;
 
  private:
   class Impl;

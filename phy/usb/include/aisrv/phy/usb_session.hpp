@@ -7,7 +7,8 @@
 // Framing errors (a command packet that is not 12 bytes, data above the limit, a command addressed to no engine or
 // with an unknown opcode) stall both endpoints, as the XMOS server does: the reason goes to the debug log and to the
 // LastError record the host reads on ep0 after clearing the halts. Nothing is applied for a refused command.
-// The session never interprets a command beyond this framing.
+// The session never interprets a command beyond this framing. The USB host is one interpreter session while the
+// interface is enabled; a RESET_LINK with the new-session flag (a host program starting) begins a fresh one.
 #pragma once
 
 #include <array>
@@ -29,6 +30,7 @@ class logger;
 }
 namespace aisrv::server {
 class Server;
+class Session;
 }
 
 namespace aisrv::phy::usb {
@@ -55,6 +57,8 @@ class UsbSession final : private protocol::PayloadSink {
   bool control_out(uint8_t request, uint16_t value, uint16_t length);
 
   protocol::usb::LastError last_error() const;
+  // The host's interpreter session (null while the interface is disabled). Serving thread only, or while it waits.
+  std::shared_ptr<server::Session> session() const { return session_; }
   uint64_t commands_served() const { return commands_.load(); }
 
  private:
@@ -83,6 +87,8 @@ class UsbSession final : private protocol::PayloadSink {
   void size_donor(size_t payload_bytes);
 
   server::Server& server_;
+  std::shared_ptr<server::Session> session_;  // the host's interpreter session while the interface is enabled
+  std::atomic<bool> new_session_{false};      // RESET_LINK asked for a fresh session
   DeviceEndpoints& endpoints_;
   std::shared_ptr<spdlog::logger> logger_;
   std::unique_ptr<PayloadBuffer> buffer_;
