@@ -39,12 +39,13 @@ Status get_version(CommandContext& c) {
   return ok();
 }
 
-// Shared lines of the engine (or the server) merged with this session's own.
+// Shared lines of the engine (or the server) merged with this session's own. A session that has not authenticated
+// yet reads only its own lines (why it was refused), nothing of the server's.
 Status get_debug_log(CommandContext& c) {
   const uint32_t engine = c.request.header.engine;
   const uint32_t arg = c.request.header.tensor;
   const bool only_new = (arg & AISRV_DEBUG_LOG_NEW) != 0;
-  const bool own_only = (arg & AISRV_DEBUG_LOG_OWN) != 0;
+  const bool own_only = (arg & AISRV_DEBUG_LOG_OWN) != 0 || !c.session.authenticated();
   const size_t lines = arg & ~(AISRV_DEBUG_LOG_NEW | AISRV_DEBUG_LOG_OWN);
   std::string text;
   if (engine == protocol::kEngineServer) {
@@ -140,7 +141,7 @@ void add_info_commands(CommandTable& t) {
   t.add(Command::GET_ID, {get_id, Scope::server, Payload::none, Run::immediate, Access::open});
   t.add(Command::HELLO, {hello, Scope::server, Payload::none, Run::immediate, Access::open});
   t.add(Command::GET_VERSION, {get_version, Scope::server, Payload::none, Run::immediate, Access::open});
-  t.add(Command::GET_DEBUG_LOG, {get_debug_log, Scope::server, Payload::none, Run::immediate});
+  t.add(Command::GET_DEBUG_LOG, {get_debug_log, Scope::server, Payload::none, Run::immediate, Access::open});
   t.add(Command::GET_ENGINE_INFO, {get_engine_info, Scope::engine, Payload::none, Run::immediate});
   t.add(Command::GET_SESSION_INFO, {get_session_info, Scope::server, Payload::none, Run::immediate});
   t.add(Command::CANCEL_INFER, {cancel_infer, Scope::engine, Payload::none, Run::immediate});

@@ -347,7 +347,7 @@ class SocketServer::Impl {
     auto conn = std::make_shared<Session<Socket>>(std::move(socket), host_, session);
     auto slot = conns_.insert(conns_.end(), conn);
     lock.unlock();
-    if (options_.logger) options_.logger->debug("{} connected on {}", session->name(), where);
+    if (options_.logger) options_.logger->info("{} connected on {}, role {}", session->name(), where, protocol::role_name(session->role()));
     // Unregister when the connection object is gone (all its handlers finished).
     struct Tracker {
       Tracker(Impl* i, Conns::iterator s, std::string k) : impl(i), slot(s), key(std::move(k)) {}

@@ -274,7 +274,10 @@ TEST_CASE("token: a TCP session may only identify itself until AUTH with the rig
   CHECK(call(*s, *t, Command::GET_VERSION).status == 0);
   CHECK(call(*s, *t, Command::GET_STATUS).status == AISRV_STATUS_ERROR_DENIED);
   CHECK(call(*s, *t, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({})).status == AISRV_STATUS_ERROR_DENIED);
-  CHECK(log_of(*s, *t, 0).empty());  // reading logs needs AUTH too
+  // before AUTH a session reads only its own lines: why it was refused, nothing the server shares
+  REQUIRE(call(*s, *local(*s), Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({})).status == 0);
+  CHECK(log_of(*s, *t, 0).find("must first send AUTH") != std::string::npos);
+  CHECK(log_of(*s, *t, 0).find("model loaded") == std::string::npos);
   const std::string wrong = "0123456789abcdef-secreT", right = "0123456789abcdef-secret";
   CHECK(call(*s, *t, Command::AUTH, 0, 0, std::span(reinterpret_cast<const uint8_t*>(wrong.data()), wrong.size()))
             .status == AISRV_STATUS_ERROR_DENIED);
