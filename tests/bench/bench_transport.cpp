@@ -1,13 +1,16 @@
-// aisrv benchmarks — transports (issue 2 goals), each against a baseline measured in the same process:
+// aisrv benchmarks — transports, each against a baseline measured in the same process:
 //   SET_INPUT_TENSOR of 1 MiB over the Unix socket vs a raw AF_UNIX write+read of the same bytes  (goal >= 0.8x;
 //   medians of alternating single transfers)
-//   GET_STATUS round trip p50/p99 over the Unix socket vs a raw AF_UNIX ping-pong                  (goal p50 <= 20 us)
+//   GET_STATUS round trip p50/p99 over the Unix socket vs a raw AF_UNIX ping-pong                  (goal <= 1.5x)
+//   INFER (one round trip) vs SET_INPUT_TENSOR + START_INFER + GET_OUTPUT_TENSOR on a small model   (lower is better)
+//   HELLO p99 of one client while another uploads 64 MiB SET_INPUT_TENSORs, vs HELLO p99 alone    (goal <= 2 ms)
 //   a command through the in-process channel vs a direct backend call                            (goal <= 1 us more)
 // The engine is the test double from tests/support (the engine is not what is measured).
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -173,6 +176,66 @@ int main(int argc, char** argv) {
   const double rp50 = bench::percentile(raw_ns, 0.5) / 1e3, rp99 = bench::percentile(raw_ns, 0.99) / 1e3;
   bench::report("get_status_rtt_p50", p50, "us", "raw_af_unix_rtt_p50", rp50, "us", p50 / rp50);
   bench::report("get_status_rtt_p99", p99, "us", "raw_af_unix_rtt_p99", rp99, "us", p99 / rp99);
+
+  // 4. INFER vs the XMOS sequence on a small model (engine 1: 16 bytes in, 16 out, no layers), alternating.
+  {
+    std::vector<uint8_t> in16(16, 7), out16;
+    const std::span<const uint8_t> inputs[] = {in16};
+    std::vector<std::vector<uint8_t>> outs;
+    std::vector<double> infer_ns, seq_ns;
+    for (int i = 0; i < 500; ++i) {
+      (void)client.infer(1, inputs, outs);
+      (void)client.set_input(1, 0, in16);
+    }
+    for (int i = 0; i < 5000; ++i) {
+      auto t0 = Clock::now();
+      benchmark::DoNotOptimize(client.infer(1, inputs, outs).ok());
+      infer_ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
+      t0 = Clock::now();
+      (void)client.set_input(1, 0, in16);
+      (void)client.start_inference(1);
+      benchmark::DoNotOptimize(client.get_output(1, 0, out16).ok());
+      seq_ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
+    }
+    const double a = bench::percentile(infer_ns, 0.5) / 1e3, b = bench::percentile(seq_ns, 0.5) / 1e3;
+    bench::report("infer_one_round_trip_p50", a, "us", "set_start_get_p50", b, "us", a / b);
+  }
+
+  // 5. HELLO latency of one client while another uploads 64 MiB inputs (engine 0 gets a 64 MiB input), vs alone.
+  {
+    const uint32_t big = AISRV_MAX_PAYLOAD;
+    (void)client.load_model(0, test::make_test_model(test::TestModelSpec{{big}, {16}, 1, 0}));
+    auto measure = [&](int n) {
+      std::vector<double> ns;
+      auto c = std::move(client::Client::connect("unix:" + sock)).value();
+      for (int i = 0; i < n; ++i) {
+        const auto t0 = Clock::now();
+        (void)c.hello();
+        ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+      return ns;
+    };
+    const auto alone = measure(3000);
+    std::atomic<bool> stop{false};
+    std::atomic<int> uploads{0};
+    std::thread uploader([&] {
+      auto c = std::move(client::Client::connect("unix:" + sock)).value();
+      const std::vector<uint8_t> payload(big, 0x33);
+      while (!stop) {
+        if (c.set_input(0, 0, payload).ok()) ++uploads;
+      }
+    });
+    while (uploads == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const auto during = measure(3000);
+    stop = true;
+    uploader.join();
+    const double d99 = bench::percentile(during, 0.99) / 1e6, a99 = bench::percentile(alone, 0.99) / 1e6;
+    bench::report("hello_p99_during_64mib_uploads", d99, "ms", "hello_p99_alone", a99, "ms", d99 / a99);
+    std::printf("bench hello_during_uploads: p50 %.1f us, p99 %.3f ms, max %.3f ms over %d uploads of 64 MiB (goal p99 "
+                "<= 2 ms)\n",
+                bench::percentile(during, 0.5) / 1e3, d99, bench::percentile(during, 1.0) / 1e6, uploads.load());
+  }
 
   const double local = collector.ns("local_channel_infer"), direct_ns = collector.ns("direct_backend_infer");
   bench::report("local_channel_infer", local, "ns", "direct_backend_infer", direct_ns, "ns", local / direct_ns);
