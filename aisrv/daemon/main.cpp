@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   std::string log_level = "info";
   std::string usb_ffs;
   std::string max_payload_text = std::to_string(AISRV_MAX_PAYLOAD);
-  size_t io_threads = 1;
+  size_t io_threads = 2;
   std::string flash_spec, flash_size_text = "16M", flash_block_text;
   unsigned flash_clients = AISRV_MAX_ENGINES;
   std::vector<uint32_t> boot;
@@ -80,7 +80,10 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   app.add_option("--max-payload", max_payload_text, "Largest request payload accepted (e.g. 16M; at most 64M)");
-  app.add_option("--io-threads", io_threads, "Socket event-loop threads (default 1)")->check(CLI::Range(1, 64));
+  app.add_option("--io-threads", io_threads,
+                 "Socket event-loop threads (default 2: a large transfer on one connection never holds the others' "
+                 "answers)")
+      ->check(CLI::Range(1, 64));
   app.add_option("--flash", flash_spec,
                  "Model store: an image file (created and formatted when missing or blank) or mtd:/dev/mtdN (formatted "
                  "only when erased); engine N's stored model is client N (docs/flash-format.md)");

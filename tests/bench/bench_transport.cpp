@@ -6,6 +6,8 @@
 //   HELLO p99 of one client while another uploads 64 MiB SET_INPUT_TENSORs, vs HELLO p99 alone    (goal <= 2 ms)
 //   a command through the in-process channel vs a direct backend call                            (goal <= 1 us more)
 // The engine is the test double from tests/support (the engine is not what is measured).
+#include <pthread.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -95,6 +97,60 @@ double raw_round_trip(int fd, std::vector<uint8_t>& frame) {
   return std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
 }
 
+// Pins the calling thread (and the threads it creates from now on) to `cpu`; -1: every CPU.
+void pin(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (cpu < 0) {
+    for (int i = 0; i < CPU_SETSIZE; ++i) CPU_SET(i, &set);
+  } else {
+    CPU_SET(cpu, &set);
+  }
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+std::unique_ptr<server::Server> test_server(uint32_t engines) {
+  std::vector<std::unique_ptr<engine::InferenceBackend>> backends;
+  for (uint32_t i = 0; i < engines; ++i) backends.push_back(std::make_unique<test::TestBackend>());
+  return std::move(server::Server::create({}, std::move(backends))).value();
+}
+
+// GET_STATUS round trips over a Unix socket vs the raw ping-pong, sampled alternately, with the serving threads (the
+// socket server's event loop; the raw peer's thread) on CPU `server_cpu` and the client on `client_cpu`. Where the
+// scheduler puts two threads that wake each other decides most of a round trip on a virtual machine (a wake-up on
+// another CPU costs an inter-processor interrupt): both sides are compared under the same placement.
+void status_rtt(const test::TempDir& dir, int server_cpu, int client_cpu, const std::string& tag) {
+  pin(server_cpu);
+  auto server = test_server(1);
+  phy::SocketServer sockets(*server);
+  const std::string sock = dir.file("rtt-" + tag + ".sock");
+  (void)sockets.listen(*protocol::parse_socket_endpoint("unix:" + sock));
+  sockets.start();
+  RawPeer raw(dir.file("raw-" + tag + ".sock"));
+  pin(client_cpu);
+  auto client = std::move(client::Client::connect("unix:" + sock)).value();
+  const int raw_fd = raw.connect();
+  std::vector<uint8_t> small_frame(16, 0);
+  std::vector<double> status_ns, raw_ns;
+  for (int i = 0; i < 2000; ++i) {
+    (void)client.status(0);
+    raw_round_trip(raw_fd, small_frame);
+  }
+  for (int i = 0; i < 20000; ++i) {
+    const auto t0 = Clock::now();
+    (void)client.status(0);
+    status_ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
+    raw_ns.push_back(raw_round_trip(raw_fd, small_frame));
+  }
+  const double p50 = bench::percentile(status_ns, 0.5) / 1e3, p99 = bench::percentile(status_ns, 0.99) / 1e3;
+  const double rp50 = bench::percentile(raw_ns, 0.5) / 1e3, rp99 = bench::percentile(raw_ns, 0.99) / 1e3;
+  bench::report("get_status_rtt_p50_" + tag, p50, "us", "raw_af_unix_rtt_p50_" + tag, rp50, "us", p50 / rp50);
+  bench::report("get_status_rtt_p99_" + tag, p99, "us", "raw_af_unix_rtt_p99_" + tag, rp99, "us", p99 / rp99);
+  ::close(raw_fd);
+  sockets.stop();
+  pin(-1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -105,7 +161,9 @@ int main(int argc, char** argv) {
   backends.push_back(std::make_unique<test::TestBackend>());
   backends.push_back(std::make_unique<test::TestBackend>());
   auto server = std::move(server::Server::create({}, std::move(backends))).value();
-  phy::SocketServer sockets(*server);
+  phy::SocketServerOptions sopts;
+  if (const char* t = std::getenv("AISRV_BENCH_IO_THREADS")) sopts.io_threads = std::stoul(t);
+  phy::SocketServer sockets(*server, sopts);
   const std::string sock = dir.file("bench.sock");
   (void)sockets.listen(*protocol::parse_socket_endpoint("unix:" + sock));
   sockets.start();
@@ -119,7 +177,6 @@ int main(int argc, char** argv) {
   std::vector<uint8_t> raw_frame(16 + kMiB, 0x5A);
   uint32_t len = kMiB;
   std::memcpy(raw_frame.data() + 12, &len, 4);
-  std::vector<uint8_t> small_frame(16, 0);
 
   // 1. 1 MiB SET_INPUT_TENSOR vs raw: single transfers sampled alternately (ours, raw, ours, …) so that both see the
   // same machine state — on a shared machine the load changes within a second — and compared by their medians.
@@ -163,19 +220,11 @@ int main(int argc, char** argv) {
   const double mbs = kMiB / ours * 1e3, base_mbs = kMiB / base * 1e3;  // bytes/ns*1e3 = MB/s
   bench::report("set_input_1mib_unix", mbs, "MB/s", "raw_af_unix_write_read", base_mbs, "MB/s", mbs / base_mbs);
 
-  // 2. GET_STATUS round trips, sampled one by one for percentiles, alternating with the raw ping-pong.
-  std::vector<double> status_ns, raw_ns;
-  for (int i = 0; i < 2000; ++i) (void)client.status(0);
-  for (int i = 0; i < 20000; ++i) {
-    const auto t0 = Clock::now();
-    (void)client.status(0);
-    status_ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
-    raw_ns.push_back(raw_round_trip(raw_fd, small_frame));
-  }
-  const double p50 = bench::percentile(status_ns, 0.5) / 1e3, p99 = bench::percentile(status_ns, 0.99) / 1e3;
-  const double rp50 = bench::percentile(raw_ns, 0.5) / 1e3, rp99 = bench::percentile(raw_ns, 0.99) / 1e3;
-  bench::report("get_status_rtt_p50", p50, "us", "raw_af_unix_rtt_p50", rp50, "us", p50 / rp50);
-  bench::report("get_status_rtt_p99", p99, "us", "raw_af_unix_rtt_p99", rp99, "us", p99 / rp99);
+  // 2. GET_STATUS round trips vs the raw ping-pong: serving threads and client on one CPU, on two CPUs, and wherever
+  // the scheduler puts them.
+  status_rtt(dir, 0, 0, "same_cpu");
+  if (std::thread::hardware_concurrency() > 1) status_rtt(dir, 0, 1, "two_cpus");
+  status_rtt(dir, -1, -1, "unpinned");
 
   // 4. INFER vs the XMOS sequence on a small model (engine 1: 16 bytes in, 16 out, no layers), alternating.
   {

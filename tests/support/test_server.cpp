@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   app.add_option("--spi-timeout", spi_timeout_ms)->check(CLI::Range(1u, 3600000u));
   daemon::ClientOptions clients;
   daemon::add_client_options(app, clients);
-  size_t io_threads = 1;
+  size_t io_threads = 2;
   app.add_option("--io-threads", io_threads);
   CLI11_PARSE(app, argc, argv);
   if (listen.empty() && usb_ffs.empty() && spi.empty()) {

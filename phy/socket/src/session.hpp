@@ -32,7 +32,7 @@ struct SessionHost {
 };
 
 // Payload bytes read per read operation: memory is touched as bytes actually arrive, not as a client announces them.
-inline constexpr size_t kPayloadChunk = 1 << 20;
+inline constexpr size_t kPayloadChunk = 256 << 10;
 // Receive buffers above this are released after their request.
 inline constexpr size_t kKeepBuffer = 4 << 20;
 

@@ -28,7 +28,7 @@ class Server;
 namespace aisrv::phy {
 
 struct SocketServerOptions {
-  size_t io_threads = 1;                // threads running the Asio event loop (aisrvd --io-threads)
+  size_t io_threads = 2;  // Asio event-loop threads (aisrvd --io-threads): one busy with a big upload, one for the rest
   size_t max_connections = 256;         // further clients are closed at once (logged)  (aisrvd --max-connections)
   size_t max_connections_per_peer = 128;  // per Unix uid / TCP address (aisrvd --max-connections-per-peer)
   std::chrono::milliseconds frame_timeout{10000};  // a half-sent request or an unread answer that makes no progress
