@@ -327,7 +327,9 @@ void Server::submit(Session& s, const protocol::Request& request, protocol::Resp
     return done();
   }
   auto self = s.shared_from_this();
-  EngineQueue::Job job = [this, self, h, &request, &response, received, done](bool dropped) {
+  // `done` moves into the job: nothing of the caller's may outlive the answer (a transport may be gone right after).
+  EngineQueue::Job job = [this, self = std::move(self), h, &request, &response, received,
+                          done = std::move(done)](bool dropped) {
     if (dropped)
       refuse(*self, request, response,
              make_error(Errc::cancelled, "cancelled before it ran: {}",

@@ -257,6 +257,57 @@ TEST_CASE("large payloads near the transport's packet and buffer sizes round-tri
   load(c);
 }
 
+TEST_CASE("INFER: all inputs in, all outputs out in one round trip, as SET+START+GET gives them") {
+  auto c = connect();
+  REQUIRE((c.server_version().capabilities & AISRV_CAP_INFER) != 0);
+  load(c);
+  const auto info = c.tensor_info(0);
+  REQUIRE(info.ok());
+  std::vector<std::vector<uint8_t>> inputs;
+  for (size_t i = 0; i < info->inputs.size(); ++i)
+    inputs.push_back(i == 0 ? target().input : std::vector<uint8_t>(info->inputs[i].bytes, 0));
+  const std::vector<std::span<const uint8_t>> spans(inputs.begin(), inputs.end());
+  std::vector<std::vector<uint8_t>> outs;
+  REQUIRE(c.infer(0, spans, outs).ok());
+  REQUIRE(outs.size() == info->outputs.size());
+  if (!target().expected.empty()) CHECK(outs[0] == target().expected);
+  for (size_t i = 0; i < inputs.size(); ++i) REQUIRE(c.set_input(0, static_cast<uint32_t>(i), inputs[i]).ok());
+  REQUIRE(c.start_inference(0).ok());
+  for (size_t i = 0; i < outs.size(); ++i) CHECK(*c.get_output(0, static_cast<uint32_t>(i)) == outs[i]);
+  CHECK(c.timing_record(0).ok());
+  // a record without every input, or a malformed one, is refused and the link stays in step
+  std::vector<uint8_t> none;
+  protocol::encode_infer_request({}, none);
+  if (!info->inputs.empty())
+    CHECK(c.call(static_cast<uint32_t>(Command::INFER), 0, 0, none).error().code == Errc::bad_tensor);
+  CHECK(c.call(static_cast<uint32_t>(Command::INFER), 0, 0, std::vector<uint8_t>{9, 9}).error().code ==
+        Errc::bad_length);
+  CHECK(c.hello().ok());
+}
+
+TEST_CASE("every connection is a session: its tensors, outputs and errors are its own") {
+  auto a = connect();
+  auto who = a.session_info();
+  REQUIRE(who.ok());
+  CHECK(who->role == Role::admin);
+  CHECK(who->authenticated);
+  CHECK(target().connect.rfind(who->transport == "spi" ? "spi" : who->transport, 0) == 0);
+  const bool two_at_once = target().connect.rfind("unix:", 0) == 0 || target().connect.rfind("tcp:", 0) == 0;
+  if (!two_at_once) return;  // one USB program or SPI master at a time: isolation is covered by the unit tests
+  load(a);
+  REQUIRE(a.set_input(0, 0, target().input).ok());
+  REQUIRE(a.start_inference(0).ok());
+  CHECK(a.set_input(0, 9, target().input).error().code == Errc::bad_tensor);
+  auto b = connect();
+  CHECK((*b.status(0) & AISRV_STATUS_ERROR_MASK) == 0);          // a's error is a's
+  CHECK(b.get_output(0, 0).error().code == Errc::infer_error);  // b ran nothing
+  CHECK(*b.get_input(0, 0) == std::vector<uint8_t>(target().input.size(), 0));
+  CHECK((*a.status(0) & AISRV_STATUS_ERROR_BAD_TENSOR) != 0);
+  CHECK(b.session_info()->id != who->id);
+  CHECK(*a.get_input(0, 0) == target().input);
+  if (!target().expected.empty()) CHECK(*a.get_output(0, 0) == target().expected);
+}
+
 TEST_CASE("a server started by the suite shuts down cleanly (no leaks under ASan)") {
   auto& t = target();
   if (!t.server) return;  // an external target is managed by whoever started it

@@ -92,11 +92,6 @@ class TestBackend final : public engine::InferenceBackend {
   }
 
   std::span<uint8_t> input(size_t i) override { return i < inputs_.size() ? std::span(inputs_[i]) : std::span<uint8_t>{}; }
-  bool swap_input(size_t i, std::vector<uint8_t>& buffer) override {
-    if (i >= inputs_.size() || buffer.size() != inputs_[i].size()) return false;
-    inputs_[i].swap(buffer);
-    return true;
-  }
   std::span<const uint8_t> output(size_t i) const override {
     return i < outputs_.size() ? std::span<const uint8_t>(outputs_[i]) : std::span<const uint8_t>{};
   }

@@ -1,6 +1,6 @@
 // aisrv phy/usb — device-side framing: command packet, data phase with the optional CRC trailer (input tensors
-// received into a buffer the engine adopts), interpreter call, status and GET payload (output tensors straight from
-// the engine), stalls with a LastError record, and the ep0 vendor requests.
+// received into a buffer the interpreter session adopts), interpreter call, status and GET payload (output tensors
+// straight from the session's tensor), stalls with a LastError record, and the ep0 vendor requests.
 #include "aisrv/phy/usb_session.hpp"
 
 #include <fmt/format.h>
@@ -26,11 +26,11 @@ constexpr size_t kKeepResident = 4u << 20;
 // The payload buffer's granule: a multiple of every bulk max packet size (64, 512, 1024).
 constexpr size_t kGranule = 4096;
 // SET payloads at least this large (in practice input tensors) are received into a buffer of their own size that
-// the engine may adopt.
+// the session may adopt as its input tensor.
 constexpr size_t kDonorMin = 64u << 10;
-// Output tensors up to this size are sent straight from the engine (PayloadSink); larger ones are copied first, so
-// the engine is never held while the session waits for the host to read (the FunctionFS endpoints queue 32 writes
-// of 256 KiB; an answer's status and terminating packet take two).
+// Output tensors up to this size are sent straight from where the session keeps them (PayloadSink); larger ones are
+// copied first, so the session's tensors are never held while this thread waits for the host to read (the
+// FunctionFS endpoints queue 32 writes of 256 KiB; an answer's status and terminating packet take two).
 constexpr size_t kSinkMax = 4u << 20;
 
 size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
@@ -288,7 +288,7 @@ void UsbSession::size_donor(size_t n) {
 }
 
 UsbSession::Step UsbSession::respond(const protocol::Header& h, bool crc) {
-  if (response_.sent) {  // status and payload went out from the engine's tensor (write() below)
+  if (response_.sent) {  // status and payload went out from the session's tensor (write() below)
     if (!answer_.ok()) return io_failed(answer_, answer_phase_);
   } else {
     const char* phase = "status";
@@ -301,7 +301,7 @@ UsbSession::Step UsbSession::respond(const protocol::Header& h, bool crc) {
 }
 
 bool UsbSession::write(std::span<const uint8_t> payload) {
-  // Only what the endpoint can queue without waiting for the host: the engine is held during this call.
+  // Only what the endpoint can queue without waiting for the host: the session's tensors are held during this call.
   if (payload.size() > kSinkMax) return false;
   answer_phase_ = "status";
   answer_ = send_answer(AISRV_STATUS_OKAY, payload, true, answer_crc_, answer_phase_);

@@ -192,7 +192,7 @@ TEST_CASE("every payload length around packet multiples, both directions, with a
   }
 }
 
-TEST_CASE("input tensors are received into a buffer the engine adopts; other SETs and CRC checks unaffected") {
+TEST_CASE("input tensors are received into a buffer the session adopts; other SETs and CRC checks unaffected") {
   // From the second SET_INPUT_TENSOR of one size (>= 64 KiB) on, the device receives that input into a buffer of its
   // own which the session takes as the tensor's storage (swapped, so the storage alternates).
   for (bool crc : {false, true}) {
@@ -257,7 +257,7 @@ TEST_CASE("input tensors are received into a buffer the engine adopts; other SET
   }
 }
 
-TEST_CASE("output tensors go on the bus straight from the engine: packets, trailer, errors, CRC damage") {
+TEST_CASE("output tensors go on the bus straight from the session: packets, trailer, errors, CRC damage") {
   for (size_t mps : {size_t{64}, size_t{512}}) {
     Rig rig(mps);
     for (bool crc : {false, true}) {

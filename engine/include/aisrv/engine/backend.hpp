@@ -72,19 +72,11 @@ class InferenceBackend {
   virtual Result<ModelInfo> load(std::span<const uint8_t> model, const LoadOptions& options) = 0;
   virtual void unload() = 0;
 
-  // Tensor buffers of the loaded model (empty span for a bad index or no model). An input keeps what was written
-  // until it is written again (GET_INPUT_TENSOR reads it back, also after invoke). Outputs stay valid until the
-  // next invoke or unload.
+  // Tensor buffers of the loaded model (empty span for a bad index or no model). The interpreter writes a session's
+  // inputs into them before each invoke and copies the outputs out after it (sessions own their tensors; the
+  // backend's are working buffers). Outputs stay valid until the next invoke or unload.
   virtual std::span<uint8_t> input(size_t index) = 0;
   virtual std::span<const uint8_t> output(size_t index) const = 0;
-  // Optional zero-copy input: make `buffer` (exactly input(index).size() bytes, holding the new input) the storage
-  // of input `index` and hand the previous storage back in `buffer`. Returns false when inputs cannot be swapped
-  // (e.g. they live inside an arena); the caller then copies.
-  virtual bool swap_input(size_t index, std::vector<uint8_t>& buffer) {
-    (void)index;
-    (void)buffer;
-    return false;
-  }
 
   // Run one inference on the current inputs. Returns one entry per layer/operator (name, op type, nanoseconds).
   // Errc::infer_error with a reason on failure, Errc::cancelled when ctx.cancelled() was seen.

@@ -57,8 +57,8 @@ Header decode_header(std::span<const uint8_t, kHeaderSize> in);
 // A transport that can put an answer on the wire straight from where its bytes live offers this in Request::sink.
 // The interpreter then offers it an output tensor's bytes instead of copying them into Response::payload. Called at
 // most once per request, when the status is OKAY and nothing can fail any more; the bytes are valid only during the
-// call (the engine is held meanwhile, so an inference cannot change them half-way — and the sink must not wait for
-// the peer). Returns true when it took them (then Response::sent is set and the payload stays empty), false to
+// call (the session's tensors are held meanwhile, so an inference cannot change them half-way — and the sink must not
+// wait for the peer). Returns true when it took them (then Response::sent is set and the payload stays empty), false to
 // decline (the interpreter copies them into Response::payload as usual).
 class PayloadSink {
  public:
@@ -71,8 +71,9 @@ class PayloadSink {
 struct Request {
   Header header;
   std::span<const uint8_t> payload;
-  // Optional: the buffer `payload` views, which the interpreter may take instead of copying (a transport that can
-  // receive into a fresh buffer next time sets it; it gets back a buffer of unspecified content).
+  // Optional: the buffer `payload` views, which the interpreter may take instead of copying (SET_INPUT_TENSOR makes it
+  // the session's input tensor; a transport that can receive into a fresh buffer next time sets it; it gets back a
+  // buffer of unspecified content, possibly empty).
   std::vector<uint8_t>* donor = nullptr;
   // Optional: where a large answer may go without a copy (see PayloadSink).
   PayloadSink* sink = nullptr;

@@ -73,8 +73,8 @@ class UsbSession final : private protocol::PayloadSink {
   // that failed.
   IoResult send_answer(uint32_t status, std::span<const uint8_t> payload, bool has_payload, bool crc,
                        const char*& phase);
-  // PayloadSink: the interpreter offers an output tensor's bytes (status OKAY); up to kSinkMax they are queued at
-  // once, larger ones are declined (copied by the interpreter).
+  // PayloadSink: the interpreter offers an output tensor's bytes from the session (status OKAY); up to kSinkMax
+  // they are queued at once, larger ones are declined (copied by the interpreter).
   bool write(std::span<const uint8_t> payload) override;
   // Writes `message` to the debug log as the interpreter does (engine log + status bit, or the server log) and
   // returns the line.
@@ -94,8 +94,8 @@ class UsbSession final : private protocol::PayloadSink {
   std::unique_ptr<PayloadBuffer> buffer_;
   std::unique_ptr<CrcWorker> crc_;
   std::array<uint8_t, protocol::kHeaderSize> command_{};  // the command packet as received
-  // Receives SET payloads of the repeated size in place (input tensors); offered to the interpreter as a donor, an
-  // engine that adopts it gives its old storage back.
+  // Receives SET payloads of the repeated size in place (input tensors); offered to the interpreter as a donor, the
+  // session that adopts it as its input tensor gives the tensor's old storage back.
   std::vector<uint8_t> donor_;
   size_t last_input_size_ = 0;  // the last accepted SET payload of at least kDonorMin bytes
   std::array<uint8_t, protocol::usb::kStatusSize> status_{};
