@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -29,8 +32,29 @@ std::string CliContext::target() const {
   return protocol::default_socket_target();
 }
 
+namespace {
+// The default socket of a non-root user lives in a directory of that user (docs/security.md): one that belongs to
+// someone else means another user may be posing as aisrvd, and nothing is sent there.
+Status check_default_socket(const std::string& target) {
+  if (::geteuid() == 0 || target != protocol::default_socket_target()) return ok();
+  const std::string path = target.substr(5);
+  const std::string dir = path.substr(0, path.rfind('/'));
+  for (const std::string& p : {dir, path}) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0) continue;  // missing: connecting fails with its own message
+    if (st.st_uid != ::geteuid())
+      return make_error(Errc::io_error,
+                        "{} belongs to uid {}, not to you (uid {}): another user may be posing as aisrvd; not "
+                        "connecting (give --connect to talk to a server of another user on purpose)",
+                        p, st.st_uid, ::geteuid());
+  }
+  return ok();
+}
+}  // namespace
+
 Result<client::Client*> CliContext::client() {
   if (!client_) {
+    AISRV_TRY(check_default_socket(target()));
     client::ConnectOptions co;
     co.timeout = std::chrono::milliseconds(options.timeout_ms);
     std::string token_file = options.token_file;

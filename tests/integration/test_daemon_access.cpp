@@ -310,3 +310,41 @@ TEST_CASE("SIGTERM: queued requests answered cancelled at once, the running one 
   runner.join();
   CHECK(slow.log().find("cancelling the running inferences") != std::string::npos);
 }
+
+TEST_CASE("the CLI refuses a default socket another user owns (a squatter posing as aisrvd)") {
+  if (::geteuid() != 0) {
+    MESSAGE("not root: needs a second user to play the victim; skipped");
+    return;
+  }
+  // The victim is uid 64999 without XDG_RUNTIME_DIR: its default socket is /tmp/aisrv-64999/aisrv.sock. Root (this
+  // test) got there first.
+  const std::string dir = "/tmp/aisrv-64999", sock = dir + "/aisrv.sock";
+  std::filesystem::remove_all(dir);
+  test::ServerProcess squatter({AISRV_TEST_SERVER, "--listen", "unix:" + sock, "--socket-mode", "0666"}, sock);
+  ::chmod(dir.c_str(), 0755);
+  int out[2];
+  REQUIRE(::pipe(out) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::dup2(out[1], 2);
+    if (::setgroups(0, nullptr) != 0 || ::setgid(64999) != 0 || ::setuid(64999) != 0) _exit(10);
+    char* const argv[] = {const_cast<char*>(AISRV_CLI), const_cast<char*>("hello"), nullptr};
+    char* const envp[] = {const_cast<char*>("PATH=/usr/bin:/bin"), nullptr};
+    ::execve(AISRV_CLI, argv, envp);
+    _exit(11);
+  }
+  ::close(out[1]);
+  std::string err;
+  char buf[512];
+  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) err.append(buf, static_cast<size_t>(n));
+  ::close(out[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  CHECK(WIFEXITED(status));
+  CHECK_MESSAGE(WEXITSTATUS(status) == 3, err);
+  CHECK(err.find("posing as aisrvd") != std::string::npos);
+  CHECK(squatter.log().find("uid 64999") == std::string::npos);  // the victim never connected
+  CHECK(squatter.stop() == 0);
+  std::filesystem::remove_all(dir);
+}
