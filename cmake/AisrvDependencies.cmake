@@ -8,6 +8,10 @@ find_package(nlohmann_json 3 REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(LIBUSB REQUIRED IMPORTED_TARGET libusb-1.0)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)  # sd_notify, socket activation, the journal
+pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET libturbojpeg)  # JPEG, BMP, PPM pictures (engine/image)
+pkg_check_modules(PNG REQUIRED IMPORTED_TARGET libpng)
+pkg_check_modules(STB REQUIRED IMPORTED_TARGET stb)  # BMP, PPM/PGM pictures
 find_package(Protobuf REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(OpenSSL REQUIRED)               # MD5 for HEF v0 integrity

@@ -23,6 +23,9 @@ Result<std::vector<std::pair<uint32_t, std::string>>> parse_sensor_args(const st
 // "--chain A:B" values.
 Result<std::vector<std::pair<uint32_t, uint32_t>>> parse_chain_args(const std::vector<std::string>& args);
 
+// aisrvd reads this configuration file when it exists and no --config names another (docs/cli.md).
+inline constexpr const char* kDefaultConfigFile = AISRV_SYSCONFDIR "/aisrv/aisrvd.conf";
+
 // The options about many clients (connections, timeouts, memory, socket permissions, access, shutdown), as text
 // from the command line; aisrvd and the test server take the same ones (docs/cli.md, docs/security.md).
 struct ClientOptions {

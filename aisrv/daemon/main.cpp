@@ -6,13 +6,18 @@
 #include <spdlog/spdlog.h>
 
 
+#include <iostream>
+#include <string_view>
+
 #include "aisrv/build_info.hpp"
+#include "bash_completion.hpp"
 #include "aisrv/engine/builtin.hpp"
 #include "aisrv/flash/open.hpp"
 #include "aisrv/protocol/endpoint.hpp"
 #include "aisrv/protocol/limits.h"
 #include "daemon_config.hpp"
 #include "serve.hpp"
+#include "systemd.hpp"
 
 namespace {
 
@@ -51,6 +56,12 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "aisrvd " AISRV_VERSION_STRING " (protocol " +
                                         std::to_string(AISRV_PROTOCOL_MAJOR) + "." +
                                         std::to_string(AISRV_PROTOCOL_MINOR) + ")");
+  // Every option can also be set in a file, with the option's long name as the key (`engine = ["0=hailo8"]`,
+  // `admin-group = "aisrv-admins"`); options on the command line win.
+  app.set_config("--config", daemon::kDefaultConfigFile,
+                 "Read options from this file (TOML/INI: one `option-name = value` per line; repeatable options as "
+                 "lists); the command line wins over it. Default: " + std::string(daemon::kDefaultConfigFile) +
+                     " when it exists");
   app.add_option("-l,--listen", listen_args,
                  "Listen on unix:PATH, tcp:PORT (loopback) or tcp:HOST:PORT (loopback unless --allow-remote) "
                  "(repeatable; default " +
@@ -95,6 +106,11 @@ int main(int argc, char** argv) {
   app.add_option("--boot", boot, "Engine N loads its stored model from flash at start (repeatable)");
   daemon::ClientOptions clients;
   daemon::add_client_options(app, clients);
+  app.add_flag("--bash-completion")->description("Print a bash completion script for aisrvd and exit (installed with the package)");
+  if (argc == 2 && std::string_view(argv[1]) == "--bash-completion") {
+    std::cout << cli::bash_completion(app, "aisrvd");
+    return 0;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -102,9 +118,8 @@ int main(int argc, char** argv) {
   }
 
   daemon::block_termination_signals();
-  auto logger = spdlog::stderr_color_mt("aisrvd");
+  auto logger = daemon::make_logger("aisrvd");
   logger->set_level(spdlog::level::from_str(log_level));
-  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   auto fail = [&](int code, const Error& e) {
     logger->error("{}", e.message);
     return code;

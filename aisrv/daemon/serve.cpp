@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "aisrv/flash/store.hpp"
+#include "systemd.hpp"
 #include "aisrv/build_info.hpp"
 #include "aisrv/phy/socket_server.hpp"
 #include "aisrv/phy/usb_function.hpp"
@@ -47,6 +48,7 @@ int shut_down(const char* signal, const ServeOptions& options, server::Server& s
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const auto grace = std::min<std::chrono::milliseconds>(timeout, std::chrono::milliseconds(5000));
   logger->info("{} received: shutting down; requests in flight get up to {} ms", signal, timeout.count());
+  notify_stopping();
   // Leaves without waiting when the orderly steps below cannot finish (the store is power-cut safe).
   std::promise<void> finished;
   std::thread watchdog([fut = finished.get_future(), deadline, grace, logger]() mutable {
@@ -156,8 +158,18 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
   phy::SocketServerOptions sockopts = options.socket;
   sockopts.logger = logger;
   phy::SocketServer sockets(**server, sockopts);
+  // Socket activation: systemd bound and listens already (aisrvd.socket); the socket files stay its business.
+  const std::vector<int> passed = take_listen_fds();
+  for (int fd : passed) {
+    auto ep = sockets.adopt(fd);
+    if (!ep) {
+      logger->error("{}", ep.error().message);
+      return ep.error().code == Errc::invalid_argument ? kExitUsage : kExitStartup;
+    }
+    logger->info("listening on {} (socket passed by systemd)", ep->to_string());
+  }
   std::vector<std::string> listen = options.listen;
-  if (listen.empty() && options.usb_ffs.empty()) listen.push_back(protocol::default_socket_target());
+  if (listen.empty() && options.usb_ffs.empty() && passed.empty()) listen.push_back(protocol::default_socket_target());
   for (const auto& l : listen) {
     auto ep = protocol::parse_socket_endpoint(l);
     if (!ep) {
@@ -190,6 +202,7 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
   for (auto& spi : spi_servers) spi->start();
   logger->info("aisrvd {} ready ({} engine{})", AISRV_VERSION_STRING, (*server)->engine_count(),
                (*server)->engine_count() == 1 ? "" : "s");
+  notify_ready(fmt::format("serving {} engine{}", (*server)->engine_count(), (*server)->engine_count() == 1 ? "" : "s"));
 
   const sigset_t s = termination_signals();
   int sig = 0;

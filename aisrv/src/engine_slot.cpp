@@ -138,9 +138,11 @@ Result<std::vector<protocol::LayerTime>> EngineSlot::invoke_locked(uint64_t owne
   if (!layers) {
     Error e = std::move(layers).error();
     if (e.code != Errc::cancelled && e.code != Errc::infer_error) e.code = Errc::infer_error;
+    (e.code == Errc::cancelled ? cancelled_ : failed_).fetch_add(1);
     return e;
   }
   inferences_.fetch_add(1);
+  compute_total_ns_.fetch_add(compute_ns);
   return layers;
 }
 
@@ -167,6 +169,7 @@ Status EngineSlot::infer(Session& session, uint64_t queue_ns, std::vector<std::v
   timing.layers = std::move(layers);
   copy_outputs_locked(*m, chain_out);
   timing.total_ns = queue_ns + ns_since(t0);
+  note_done_locked(timing);
   session.store_outputs(*m, [this](size_t i) { return backend_->output(i); }, std::move(timing));
   return ok();
 }
@@ -194,6 +197,7 @@ Status EngineSlot::infer_with(Session& session, const std::vector<std::vector<ui
   timing.layers = std::move(layers);
   copy_outputs_locked(*m, chain_out);
   timing.total_ns = ns_since(t0);
+  note_done_locked(timing);
   session.store_outputs(*m, [this](size_t i) { return backend_->output(i); }, std::move(timing));
   return ok();
 }
@@ -229,6 +233,7 @@ Status EngineSlot::infer_call(Session& session, std::span<const protocol::InferT
   timing.compute_ns = compute_ns;
   timing.layers = std::move(layers);
   timing.total_ns = queue_ns + ns_since(t0);
+  note_done_locked(timing);
   session.store_timing(*m, std::move(timing));
   return ok();
 }
@@ -245,6 +250,43 @@ protocol::EngineInfo EngineSlot::info() const {
   }
   e.inferences = inferences_.load();
   if (chain_target_) e.chained_to = std::to_string(*chain_target_);
+  return e;
+}
+
+void EngineSlot::note_done_locked(const protocol::TimingRecord& timing) {
+  last_compute_ns_.store(timing.compute_ns);
+  last_queue_ns_.store(timing.queue_ns);
+  last_total_ns_.store(timing.total_ns);
+  last_end_.store(std::chrono::steady_clock::now().time_since_epoch().count());
+  queue_total_ns_.fetch_add(timing.queue_ns);
+  total_total_ns_.fetch_add(timing.total_ns);
+}
+
+protocol::EngineStats EngineSlot::stats(std::chrono::steady_clock::time_point epoch) const {
+  protocol::EngineStats e;
+  e.engine = number_;
+  e.kind = std::string(backend_->kind());
+  e.state = state_bits_.load();
+  if (auto m = model()) {
+    e.model_loaded = true;
+    e.model_format = m->info.format;
+    e.model_source = m->source;
+    e.model_bytes = m->bytes;
+  }
+  e.inferences = inferences_.load();
+  e.failed = failed_.load();
+  e.cancelled = cancelled_.load();
+  e.compute_ns = compute_total_ns_.load();
+  e.queue_ns = queue_total_ns_.load();
+  e.total_ns = total_total_ns_.load();
+  e.last_compute_ns = last_compute_ns_.load();
+  e.last_queue_ns = last_queue_ns_.load();
+  e.last_total_ns = last_total_ns_.load();
+  if (const auto end = last_end_.load(); end != 0) {
+    const auto at = std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(end));
+    e.last_end_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(at - epoch).count());
+  }
+  e.running_session = running_.load();
   return e;
 }
 

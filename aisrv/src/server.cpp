@@ -145,7 +145,7 @@ EngineSlot* Server::engine(uint32_t number) {
 }
 
 uint32_t Server::capabilities() const {
-  uint32_t caps = AISRV_CAP_TIMING_RECORD | AISRV_CAP_CANCEL | AISRV_CAP_INFER | AISRV_CAP_SESSIONS |
+  uint32_t caps = AISRV_CAP_TIMING_RECORD | AISRV_CAP_CANCEL | AISRV_CAP_INFER | AISRV_CAP_SESSIONS | AISRV_CAP_STATS |
                   options_.extra_capabilities;
   if (!options_.chains.empty()) caps |= AISRV_CAP_CHAIN;
   for (const auto& e : engines_)
@@ -179,6 +179,22 @@ std::shared_ptr<Session> Server::open_session(Peer peer) {
   if (options_.logger)
     options_.logger->debug("{} opened, role {}{}", s->name(), protocol::role_name(role),
                            needs_auth ? ", must AUTH" : "");
+  return s;
+}
+
+protocol::ServerStats Server::stats() const {
+  protocol::ServerStats s;
+  s.uptime_ns = ns_since(epoch_);
+  {
+    std::lock_guard lock(sessions_mu_);
+    s.sessions = static_cast<uint32_t>(sessions_.size());
+    s.sessions_total = next_session_;
+  }
+  for (const auto& slot : engines_) {
+    auto e = slot->stats(epoch_);
+    e.queued = static_cast<uint32_t>(workers_->queue(slot->number()).depth());
+    s.engines.push_back(std::move(e));
+  }
   return s;
 }
 

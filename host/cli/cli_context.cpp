@@ -52,19 +52,19 @@ Status check_default_socket(const std::string& target) {
 }
 }  // namespace
 
+Result<client::Client> CliContext::connect() const {
+  AISRV_TRY(check_default_socket(target()));
+  client::ConnectOptions co;
+  co.timeout = std::chrono::milliseconds(options.timeout_ms);
+  std::string token_file = options.token_file;
+  if (token_file.empty())
+    if (const char* env = std::getenv("AISRV_TOKEN_FILE"); env && *env) token_file = env;
+  if (!token_file.empty()) co.token = AISRV_TRY(client::read_token_file(token_file));
+  return client::Client::connect(target(), co);
+}
+
 Result<client::Client*> CliContext::client() {
-  if (!client_) {
-    AISRV_TRY(check_default_socket(target()));
-    client::ConnectOptions co;
-    co.timeout = std::chrono::milliseconds(options.timeout_ms);
-    std::string token_file = options.token_file;
-    if (token_file.empty())
-      if (const char* env = std::getenv("AISRV_TOKEN_FILE"); env && *env) token_file = env;
-    if (!token_file.empty()) co.token = AISRV_TRY(client::read_token_file(token_file));
-    auto c = client::Client::connect(target(), co);
-    if (!c) return std::move(c).error();
-    client_.emplace(std::move(c).value());
-  }
+  if (!client_) client_.emplace(AISRV_TRY(connect()));
   return &*client_;
 }
 

@@ -31,6 +31,8 @@ class CliContext {
 
   // The connected client (connects and checks the version on first use).
   Result<client::Client*> client();
+  // Another connection to the same server (a session of its own), e.g. for several benchmark clients.
+  Result<client::Client> connect() const;
   // Runs a subcommand body; an error is printed (stderr, or a JSON object with --json) and sets the exit code.
   void run(const std::function<Status()>& body);
   void print_json(const nlohmann::json& j) const;
@@ -52,5 +54,7 @@ void add_hef_commands(CLI::App& app, CliContext& ctx);  // local HEF inspection 
 void add_scan_commands(CLI::App& app, CliContext& ctx);
 void add_flash_commands(CLI::App& app, CliContext& ctx);
 void add_flash_image_commands(CLI::App& app, CliContext& ctx);
+void add_bench_commands(CLI::App& app, CliContext& ctx);    // bench: throughput and latency of a model
+void add_monitor_commands(CLI::App& app, CliContext& ctx);  // monitor: live engine counters
 
 }  // namespace aisrv::cli

@@ -9,6 +9,7 @@
 
 #include "aisrv/client/flash_client.hpp"
 #include "cli_context.hpp"
+#include "progress.hpp"
 #include "file_io.hpp"
 
 namespace aisrv::cli {
@@ -31,35 +32,6 @@ std::string slot_text(const protocol::FlashSlotInfo& s) {
   return fmt::format("'{}' {} {} bytes xxh64 {} (slot {}, seq {})", s.name, protocol::flash_format_name(s.format),
                      s.size, hex64(s.xxh64), s.slot == 0 ? 'A' : 'B', s.seq);
 }
-
-// A one-line progress bar on stderr, redrawn in place; silent when stderr is not a terminal or with --json.
-class ProgressBar {
- public:
-  ProgressBar(bool enabled, std::string label) : enabled_(enabled && isatty(STDERR_FILENO)), label_(std::move(label)) {}
-  ~ProgressBar() { finish(); }
-  void update(uint64_t done, uint64_t total) {
-    if (!enabled_ || total == 0) return;
-    const double f = static_cast<double>(done) / static_cast<double>(total);
-    const int width = 30;
-    const int filled = static_cast<int>(f * width);
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const double mibs = secs > 0 ? static_cast<double>(done) / (1024.0 * 1024.0) / secs : 0.0;
-    std::fprintf(stderr, "\r%s [%s%s] %3d%% %.1f MiB/s", label_.c_str(), std::string(filled, '#').c_str(),
-                 std::string(width - filled, ' ').c_str(), static_cast<int>(f * 100), mibs);
-    std::fflush(stderr);
-    drawn_ = true;
-  }
-  void finish() {
-    if (drawn_) std::fputc('\n', stderr);
-    drawn_ = false;
-  }
-
- private:
-  bool enabled_;
-  std::string label_;
-  bool drawn_ = false;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-};
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "cli_context.hpp"
+#include "progress.hpp"
 #include "file_io.hpp"
 #include "tensor_format.hpp"
 
@@ -50,7 +51,10 @@ void add_model_commands(CLI::App& app, CliContext& ctx) {
       const auto bytes = AISRV_TRY(read_file(load_args->file));
       auto* c = AISRV_TRY(ctx.client());
       const uint32_t e = ctx.options.engine;
-      AISRV_TRY(c->load_model(e, bytes, load_args->arena ? client::Placement::arena : client::Placement::external));
+      ProgressBar bar(!ctx.options.json, fmt::format("engine {}: uploading", e));
+      AISRV_TRY(c->load_model(e, bytes, load_args->arena ? client::Placement::arena : client::Placement::external,
+                              [&bar](uint64_t sent, uint64_t total) { bar.update(sent, total); }));
+      bar.finish();
       const auto info = AISRV_TRY(c->tensor_info(e));
       if (ctx.options.json) {
         ctx.print_json({{"loaded", load_args->file}, {"engine", e}, {"tensors", tensors_json(info)}});

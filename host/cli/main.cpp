@@ -2,7 +2,11 @@
 //   0 ok · 1 the server answered an error · 2 usage · 3 cannot connect (or the link failed)
 #include <CLI/CLI.hpp>
 
+#include <iostream>
+#include <string_view>
+
 #include "aisrv/build_info.hpp"
+#include "bash_completion.hpp"
 #include "cli_context.hpp"
 
 int main(int argc, char** argv) {
@@ -34,6 +38,13 @@ int main(int argc, char** argv) {
   add_scan_commands(app, ctx);
   add_flash_commands(app, ctx);
   add_flash_image_commands(app, ctx);
+  add_bench_commands(app, ctx);
+  add_monitor_commands(app, ctx);
+  app.add_flag("--bash-completion")->description("Print a bash completion script for aisrv and exit (installed with the package)");
+  if (argc == 2 && std::string_view(argv[1]) == "--bash-completion") {
+    std::cout << bash_completion(app, "aisrv");
+    return kOk;
+  }
 
   try {
     app.parse(argc, argv);

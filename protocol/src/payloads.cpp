@@ -365,6 +365,72 @@ Result<SessionInfo> decode_session_info(std::span<const uint8_t> in) {
   return s;
 }
 
+void encode(const ServerStats& s, std::vector<uint8_t>& out) {
+  ByteWriter w(out);
+  w.u64(s.uptime_ns);
+  w.u32(s.sessions);
+  w.u64(s.sessions_total);
+  w.u32(static_cast<uint32_t>(s.engines.size()));
+  for (const auto& e : s.engines) {
+    w.u32(e.engine);
+    w.str8(e.kind);
+    w.u32(e.state);
+    w.u8(e.model_loaded ? 1 : 0);
+    w.str8(e.model_format);
+    w.str8(e.model_source);
+    w.u32(e.model_bytes);
+    w.u64(e.inferences);
+    w.u64(e.failed);
+    w.u64(e.cancelled);
+    w.u64(e.compute_ns);
+    w.u64(e.queue_ns);
+    w.u64(e.total_ns);
+    w.u64(e.last_compute_ns);
+    w.u64(e.last_queue_ns);
+    w.u64(e.last_total_ns);
+    w.u64(e.last_end_ns);
+    w.u32(e.queued);
+    w.u64(e.running_session);
+  }
+}
+
+Result<ServerStats> decode_server_stats(std::span<const uint8_t> in) {
+  ByteReader r(in);
+  ServerStats s;
+  s.uptime_ns = r.u64("uptime_ns");
+  s.sessions = r.u32("sessions");
+  s.sessions_total = r.u64("sessions_total");
+  const uint32_t n = r.u32("engine count");
+  if (r.status(false) && n > AISRV_MAX_ENGINES)
+    return make_error(Errc::protocol_error, "statistics of {} engines; at most {}", n, AISRV_MAX_ENGINES);
+  for (uint32_t i = 0; i < n && r.status(false); ++i) {
+    EngineStats e;
+    e.engine = r.u32("engine");
+    e.kind = r.str8("kind");
+    e.state = r.u32("state");
+    e.model_loaded = r.u8("model_loaded") != 0;
+    e.model_format = r.str8("model_format");
+    e.model_source = r.str8("model_source");
+    e.model_bytes = r.u32("model_bytes");
+    e.inferences = r.u64("inferences");
+    e.failed = r.u64("failed");
+    e.cancelled = r.u64("cancelled");
+    e.compute_ns = r.u64("compute_ns");
+    e.queue_ns = r.u64("queue_ns");
+    e.total_ns = r.u64("total_ns");
+    e.last_compute_ns = r.u64("last_compute_ns");
+    e.last_queue_ns = r.u64("last_queue_ns");
+    e.last_total_ns = r.u64("last_total_ns");
+    e.last_end_ns = r.u64("last_end_ns");
+    e.queued = r.u32("queued");
+    e.running_session = r.u64("running_session");
+    s.engines.push_back(std::move(e));
+  }
+  // Later minors may append fields after the engines.
+  if (auto st = r.status(false); !st) return std::move(st).error();
+  return s;
+}
+
 void encode_u32(uint32_t v, std::vector<uint8_t>& out) { ByteWriter(out).u32(v); }
 
 Result<uint32_t> decode_u32(std::span<const uint8_t> in) {

@@ -5,11 +5,15 @@
 //                        SPI wire (aisrv_test_server --spi sim:PATH, connect spi-sim:PATH) when =spi-sim
 //   AISRV_CONF_MODEL     model file for engine 0 (default: a test-double model, which needs the test server)
 //   AISRV_CONF_INPUT     raw input tensor 0 for that model;  AISRV_CONF_EXPECTED  expected output tensor 0 bytes
+//   AISRV_CONF_CASES     the shared wire-case table (default tests/conformance/cases.json of the source tree)
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <random>
+
+#include <nlohmann/json.hpp>
 
 #include "aisrv/client/client.hpp"
 #include "aisrv/protocol/limits.h"
@@ -306,6 +310,130 @@ TEST_CASE("every connection is a session: its tensors, outputs and errors are it
   CHECK(b.session_info()->id != who->id);
   CHECK(*a.get_input(0, 0) == target().input);
   if (!target().expected.empty()) CHECK(*a.get_output(0, 0) == target().expected);
+}
+
+// ---- the shared wire cases (tests/conformance/cases.json), run by this suite and by the Python client's tests ----
+
+namespace {
+
+uint32_t status_bit(const std::string& name) {
+  if (name == "OKAY") return AISRV_STATUS_OKAY;
+#define AISRV_X_BIT(n, bit, text) \
+  if (name == #n) return bit;
+  AISRV_STATUS_TABLE(AISRV_X_BIT)
+#undef AISRV_X_BIT
+  FAIL("cases.json names an unknown status " << name);
+  return 0;
+}
+
+std::vector<uint8_t> hex_bytes(const std::string& h) {
+  std::vector<uint8_t> v;
+  for (size_t i = 0; i + 1 < h.size(); i += 2) v.push_back(static_cast<uint8_t>(std::stoi(h.substr(i, 2), nullptr, 16)));
+  return v;
+}
+
+// A payload word of the table (see its "about").
+std::vector<uint8_t> payload_of(client::Client& c, const std::string& word) {
+  const auto& t = target();
+  if (word.empty()) return {};
+  if (word == "model") return t.model;
+  if (word == "input") return t.input;
+  if (word == "expected") return t.expected;
+  if (word == "input+1") {
+    auto v = t.input;
+    v.push_back(0x5A);
+    return v;
+  }
+  if (word == "input-1") return std::vector<uint8_t>(t.input.begin(), t.input.end() - 1);
+  if (word.rfind("hex:", 0) == 0) return hex_bytes(word.substr(4));
+  if (word.rfind("junk:", 0) == 0) return std::vector<uint8_t>(std::stoul(word.substr(5)), 0x5A);
+  if (word == "infer:input") {
+    const auto info = c.tensor_info(0);
+    REQUIRE(info.ok());
+    std::vector<std::vector<uint8_t>> inputs;
+    for (size_t i = 0; i < info->inputs.size(); ++i)
+      inputs.push_back(i == 0 ? t.input : std::vector<uint8_t>(info->inputs[i].bytes, 0));
+    std::vector<InferTensor> tensors;
+    for (size_t i = 0; i < inputs.size(); ++i) tensors.push_back({static_cast<uint32_t>(i), inputs[i]});
+    std::vector<uint8_t> out;
+    encode_infer_request(tensors, out);
+    return out;
+  }
+  FAIL("cases.json uses an unknown payload word " << word);
+  return {};
+}
+
+bool decodes(const std::string& record, std::span<const uint8_t> p) {
+  if (record == "version") return decode_version(p).ok();
+  if (record == "tensor_info") return decode_tensor_info(p).ok();
+  if (record == "engine_info") return decode_engine_info(p).ok();
+  if (record == "timing_record") return decode_timing_record(p).ok();
+  if (record == "timings") return decode_timings(p).ok();
+  if (record == "session_info") return decode_session_info(p).ok();
+  if (record == "server_stats") return decode_server_stats(p).ok();
+  FAIL("cases.json names an unknown record " << record);
+  return false;
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("the shared wire cases (tests/conformance/cases.json)") {
+  const std::string path = env("AISRV_CONF_CASES").empty() ? AISRV_CONFORMANCE_CASES : env("AISRV_CONF_CASES");
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in, "cannot read " << path);
+  const auto table = nlohmann::json::parse(in);
+  for (const auto& k : table.at("cases")) {
+    const std::string name = k.at("name");
+    CAPTURE(name);
+    auto c = connect();
+    for (const auto& step : k.at("steps")) {
+      CAPTURE(step.dump());
+      const uint32_t cmd = step.contains("op") ? step["op"].get<uint32_t>()
+                                               : command_by_name(step.at("cmd").get<std::string>()).value();
+      uint32_t engine = 0;
+      if (step.contains("engine"))
+        engine = step["engine"].is_string() ? c.server_version().engines : step["engine"].get<uint32_t>();
+      const uint32_t tensor = step.value("tensor", 0u);
+      const auto payload = payload_of(c, step.value("send", std::string()));
+      auto r = c.call(cmd, engine, tensor, payload);
+      const std::string want = step.at("status");
+      if (want == "any") continue;
+      const uint32_t bit = status_bit(want);
+      if (bit == AISRV_STATUS_OKAY) {
+        REQUIRE_MESSAGE(r.ok(), (r ? "" : r.error().what()));
+      } else {
+        REQUIRE_FALSE(r.ok());
+        CHECK(r.error().code == from_status(bit));
+        if (step.contains("message"))
+          CHECK_MESSAGE(r.error().message.find(replace_all(step["message"], "{input_len}",
+                                                           std::to_string(target().input.size()))) != std::string::npos,
+                        r.error().message);
+        continue;
+      }
+      if (step.contains("expect")) {
+        const std::string word = step["expect"];
+        if (!(word == "expected" && target().expected.empty())) CHECK(*r == payload_of(c, word));
+      }
+      if (step.contains("decode")) CHECK(decodes(step["decode"], *r));
+      if (step.contains("outputs")) {
+        auto outs = decode_infer_answer(*r);
+        REQUIRE(outs.ok());
+        const auto& words = step["outputs"];
+        REQUIRE(outs->size() >= words.size());
+        for (size_t i = 0; i < words.size(); ++i) {
+          const std::string word = words[i];
+          if (word == "expected" && target().expected.empty()) continue;
+          const auto want_bytes = payload_of(c, word);
+          CHECK(std::vector<uint8_t>((*outs)[i].begin(), (*outs)[i].end()) == want_bytes);
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("a server started by the suite shuts down cleanly (no leaks under ASan)") {

@@ -4,7 +4,11 @@
 // (model upload, inputs, inference, outputs, INFER, flash transfer, AUTH) and a formatted flash store holding a model.
 // The models and HEFs of the shared test data are further seeds, passed to the targets by tools/fuzz directly.
 //   fuzz_seeds DIR
+#include <png.h>
+#include <turbojpeg.h>
+
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -241,5 +245,57 @@ int main(int argc, char** argv) {
     seed("fuzz_flash_store", "store_with_model", dev.bytes());
   }
   std::printf("fuzz_seeds: %d seeds in %s\n", g_count, g_root.c_str());
+  // Pictures for fuzz_image: PNG (grey, RGB), JPEG (4:2:0, grey), a 24-bit BMP and a PPM, 13 x 9 gradients.
+  {
+    const uint32_t w = 13, h = 9;
+    std::vector<uint8_t> rgb(w * h * 3), grey(w * h);
+    for (uint32_t i = 0; i < w * h; ++i) {
+      grey[i] = static_cast<uint8_t>(i * 2);
+      for (uint32_t c = 0; c < 3; ++c) rgb[i * 3 + c] = static_cast<uint8_t>(i * 3 + c * 40);
+    }
+    for (bool colour : {false, true}) {
+      png_image png;
+      std::memset(&png, 0, sizeof png);
+      png.version = PNG_IMAGE_VERSION;
+      png.width = w;
+      png.height = h;
+      png.format = colour ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY;
+      png_alloc_size_t size = 1 << 16;
+      std::vector<uint8_t> out(size);
+      if (png_image_write_to_memory(&png, out.data(), &size, 0, colour ? rgb.data() : grey.data(), 0, nullptr)) {
+        out.resize(size);
+        seed("fuzz_image", colour ? "rgb.png" : "grey.png", out);
+      }
+      tjhandle tj = tjInitCompress();
+      unsigned char* jpeg = nullptr;
+      unsigned long jpeg_size = 0;
+      if (tjCompress2(tj, colour ? rgb.data() : grey.data(), w, 0, h, colour ? TJPF_RGB : TJPF_GRAY, &jpeg, &jpeg_size,
+                      colour ? TJSAMP_420 : TJSAMP_GRAY, 75, 0) == 0)
+        seed("fuzz_image", colour ? "rgb.jpg" : "grey.jpg", std::vector<uint8_t>(jpeg, jpeg + jpeg_size));
+      tjFree(jpeg);
+      tjDestroy(tj);
+    }
+    const uint32_t row = (w * 3 + 3) / 4 * 4;
+    std::vector<uint8_t> bmp(54 + row * h);
+    auto put32 = [&](size_t at, uint32_t v) {
+      for (int i = 0; i < 4; ++i) bmp[at + static_cast<size_t>(i)] = static_cast<uint8_t>(v >> (8 * i));
+    };
+    bmp[0] = 'B';
+    bmp[1] = 'M';
+    put32(2, static_cast<uint32_t>(bmp.size()));
+    put32(10, 54);
+    put32(14, 40);
+    put32(18, w);
+    put32(22, h);
+    bmp[26] = 1;
+    bmp[28] = 24;
+    for (uint32_t y = 0; y < h; ++y)
+      for (uint32_t x = 0; x < w * 3; ++x) bmp[54 + y * row + x] = rgb[(h - 1 - y) * w * 3 + x];
+    seed("fuzz_image", "rgb.bmp", bmp);
+    const std::string head = "P6\n13 9\n255\n";
+    std::vector<uint8_t> ppm(head.begin(), head.end());
+    ppm.insert(ppm.end(), rgb.begin(), rgb.end());
+    seed("fuzz_image", "rgb.ppm", ppm);
+  }
   return 0;
 }

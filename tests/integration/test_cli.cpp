@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <sstream>
+#include <thread>
 
 #include "process.hpp"
 #include "test_backend.hpp"
@@ -59,7 +61,7 @@ TEST_CASE("every subcommand works over Unix and TCP, with text and JSON output")
     CAPTURE(target);
     auto r = f.cli({"version"}, target);
     CHECK(r.exit_code == 0);
-    CHECK(r.out.find("protocol 1.1") != std::string::npos);
+    CHECK(r.out.find("protocol 1.2") != std::string::npos);
     CHECK(r.out.find("capabilities: timing-record,cancel,chain,infer,sessions") != std::string::npos);
     auto v = json_of(f.cli({"--json", "version"}, target));
     CHECK(v["server"]["engines"] == 2);
@@ -152,7 +154,7 @@ TEST_CASE("exit codes: 1 server error, 2 usage, 3 cannot connect; JSON errors") 
 
 TEST_CASE("--help on every subcommand explains it and exits 0") {
   for (const char* sub : {"id", "version", "status", "session", "hello", "log", "load", "unload", "spec", "tensors",
-                          "infer", "cancel"}) {
+                          "infer", "cancel", "bench", "monitor"}) {
     CAPTURE(sub);
     auto r = run({AISRV_CLI, sub, "--help"});
     CHECK(r.exit_code == 0);
@@ -160,4 +162,48 @@ TEST_CASE("--help on every subcommand explains it and exits 0") {
   }
   auto r = run({AISRV_CLI, "--help"});
   CHECK(r.out.find("Exit codes") != std::string::npos);
+}
+
+TEST_CASE("bench: N inferences from several clients, the server's split; monitor: JSON lines with rates") {
+  Fixture f;
+  // 2 layers of 1 ms: about 2 ms of compute per inference
+  const auto model = f.write("m.bin", test::make_test_model(test::TestModelSpec{{64}, {16}, 2, 1000}));
+  auto r = f.cli({"--json", "bench", model, "-n", "40", "--clients", "2", "--warmup", "1"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out << r.err);
+  CHECK(r.err.empty());  // no progress bar when stderr is not a terminal
+  auto j = json_of(r);
+  CHECK(j["inferences"] == 40);
+  CHECK(j["clients"] == 2);
+  CHECK(j["kind"] == "test");
+  CHECK(j["fps"].get<double>() > 0);
+  CHECK(j["latency_ms"]["p50"].get<double>() >= 1.5);
+  CHECK(j["latency_ms"]["max"].get<double>() >= j["latency_ms"]["p99"].get<double>());
+  CHECK(j["server"]["inferences"] == 40);
+  CHECK(j["server"]["compute_ms"].get<double>() >= 1.5);
+  CHECK(j["server"]["total_ms"].get<double>() >= j["server"]["compute_ms"].get<double>());
+  CHECK(j.contains("transfer_ms"));
+
+  r = f.cli({"bench", "--time", "0.3"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out << r.err);
+  CHECK_MESSAGE(r.out.find("inferences/s") != std::string::npos, r.out);
+  CHECK_MESSAGE(r.out.find("compute") != std::string::npos, r.out);
+  CHECK(f.cli({"bench", "-n", "5", "--time", "1"}).exit_code == 2);  // one or the other
+  CHECK(f.cli({"-e", "1", "bench", "-n", "5"}).exit_code == 1);      // engine 1 has no model: the server says so
+
+  // monitor while a client runs inferences: two samples, the second with rates
+  test::RunResult load_gen;
+  std::thread gen([&] { load_gen = f.cli({"bench", "--time", "1.5"}); });
+  r = f.cli({"monitor", "-n", "3", "--interval", "0.3"});  // stdout is a pipe: JSON lines
+  gen.join();
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out << r.err);
+  std::vector<nlohmann::json> samples;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) samples.push_back(nlohmann::json::parse(line));
+  REQUIRE(samples.size() == 3);
+  CHECK(samples[0]["engines"].size() == 2);
+  CHECK_FALSE(samples[0]["engines"][0].contains("inferences_per_s"));
+  CHECK(samples[2]["engines"][0]["inferences_per_s"].get<double>() > 0);
+  CHECK(samples[2]["engines"][0]["model"]["format"] == "test");
+  CHECK(samples[2]["sessions"].get<uint32_t>() >= 2);  // the monitor and the bench client
+  CHECK(samples[2]["engines"][1]["model"].is_null());
 }

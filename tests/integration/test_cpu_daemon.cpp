@@ -159,5 +159,58 @@ TEST_CASE("the CLI loads the demo model and names the digit") {
   CHECK_MESSAGE(r.out.find("four") != std::string::npos, r.out);
   CHECK_MESSAGE(r.out.find("CONV_2D") != std::string::npos, r.out);
   CHECK_MESSAGE(r.out.find("FULLY_CONNECTED") != std::string::npos, r.out);
+  // The same model in an engine embedded in the CLI (no daemon): aisrv bench --in-process
+  r = test::run({AISRV_CLI, "--json", "bench", "--in-process", "cpu:kernels=ref", model, "-n", "12"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out << r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["inferences"] == 12);
+  CHECK(j["kind"] == "cpu");
+  CHECK(j["server"]["inferences"] == 12);
+  CHECK(j["target"] == "in-process cpu:kernels=ref");
+  r = test::run({AISRV_CLI, "bench", "--in-process", "gpu", model});
+  CHECK(r.exit_code == 2);
+  CHECK_MESSAGE(r.err.find("gpu") != std::string::npos, r.err);
+  CHECK(d.server.stop() == 0);
+}
+
+TEST_CASE("aisrv infer --image: the Coral cat through our preprocessing gives libcoral's input and its top-1") {
+  // SOURCES.md §2.3: libcoral expects label 283 (tiger cat) in the top 3 with a score above 0.25.
+  Daemon d;
+  const std::string coral = test::testdata_path("tflite/google-coral__test_data").string();
+  auto cli = [&](std::vector<std::string> args) {
+    std::vector<std::string> full{AISRV_CLI, "--connect", "unix:" + d.sock};
+    full.insert(full.end(), args.begin(), args.end());
+    return test::run(full);
+  };
+  auto r = cli({"--engine", "1", "load", coral + "/mobilenet_v1_0.25_128_quant.tflite"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out << r.err);
+  const std::string sent = d.dir.file("sent.bin");
+  r = cli({"--engine", "1", "--json", "infer", "--image", coral + "/cat.bmp", "--labels",
+           coral + "/imagenet_labels.txt", "--top", "3", "--save-input", sent});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out << r.err);
+  CHECK(test::read_file(sent) == test::read_file(test::testdata_path("reference_io/coral/cat_coral_u8_128x128x3.bin")));
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& top = j.at("outputs").at(0).at("top");
+  CHECK(top.at(0).at("index") == 283);
+  CHECK(top.at(0).at("label") == "tiger cat");
+  CHECK(top.at(0).at("value").get<double>() > 0.25);
+
+  // Two pictures, one input: a batch of two inferences with the same answer.
+  r = cli({"--engine", "1", "--json", "infer", "--image", coral + "/cat.bmp", "--image", coral + "/cat.bmp", "--top",
+           "1"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out << r.err);
+  const auto batch = nlohmann::json::parse(r.out).at("results");
+  REQUIRE(batch.size() == 2);
+  CHECK(batch.at(1).at("outputs").at(0).at("top").at(0).at("index") == 283);
+
+  // Refusals name the reason: not a picture, wrong option count, options without pictures.
+  r = cli({"--engine", "1", "infer", "--image", coral + "/imagenet_labels.txt"});
+  CHECK(r.exit_code == 2);
+  CHECK_MESSAGE(r.err.find("not a JPEG, PNG, BMP or PPM/PGM picture") != std::string::npos, r.err);
+  r = cli({"--engine", "1", "infer", "--image", coral + "/cat.bmp", "--mean", "1,2"});
+  CHECK(r.exit_code == 2);
+  CHECK_MESSAGE(r.err.find("give 1 or 3") != std::string::npos, r.err);
+  r = cli({"--engine", "1", "infer", "-i", sent, "--mean", "1"});
+  CHECK(r.exit_code == 2);
   CHECK(d.server.stop() == 0);
 }

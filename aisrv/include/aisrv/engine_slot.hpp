@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -61,6 +62,9 @@ class EngineSlot {
                     std::vector<uint8_t>& answer, std::vector<std::vector<uint8_t>>* chain_out = nullptr);
 
   protocol::EngineInfo info() const;
+  // Counters for GET_SERVER_STATS; `epoch` is the server's start (last_end_ns is measured from it). The queue depth
+  // is the server's to fill in.
+  protocol::EngineStats stats(std::chrono::steady_clock::time_point epoch) const;
 
   // Lock-free: BUSY / SENSING.
   uint32_t state_bits() const { return state_bits_.load(); }
@@ -90,6 +94,8 @@ class EngineSlot {
   // Runs the backend with BUSY set and cancel armed for `owner`; mu_ held.
   Result<std::vector<protocol::LayerTime>> invoke_locked(uint64_t owner, uint64_t& compute_ns);
   void copy_outputs_locked(const LoadedModel& m, std::vector<std::vector<uint8_t>>* out);
+  // The last completed inference's times, for stats(); mu_ held.
+  void note_done_locked(const protocol::TimingRecord& timing);
 
   const uint32_t number_;
   const std::unique_ptr<engine::InferenceBackend> backend_;
@@ -101,6 +107,9 @@ class EngineSlot {
   std::atomic<bool> cancel_{false};
   std::atomic<uint64_t> running_{0};
   std::atomic<uint64_t> inferences_{0};
+  std::atomic<uint64_t> failed_{0}, cancelled_{0}, compute_total_ns_{0}, queue_total_ns_{0}, total_total_ns_{0};
+  std::atomic<uint64_t> last_compute_ns_{0}, last_queue_ns_{0}, last_total_ns_{0};
+  std::atomic<std::chrono::steady_clock::rep> last_end_{0};  // steady_clock ticks; 0: none yet
   std::atomic<AcquireMode> mode_{AcquireMode::idle};
   std::unique_ptr<FrameSource> sensor_;
 

@@ -43,6 +43,9 @@ class ModelStore;
 
 namespace aisrv::server {
 
+// The version of this server library (libaisrv-server), e.g. "0.1.0".
+std::string_view library_version();
+
 class CommandTable;
 class EngineQueue;
 struct Handler;
@@ -88,6 +91,8 @@ class Server {
   // Idempotent. `why` ends up in the log lines of what was cancelled ("disconnected", "link reset").
   void close_session(Session& session, std::string_view why = "the client disconnected");
   size_t session_count() const;
+  // GET_SERVER_STATS: uptime, sessions, every engine's counters and queue depth.
+  protocol::ServerStats stats() const;
 
   // --- requests ----------------------------------------------------------------------------------------------------
   void handle(Session& session, const protocol::Request& request, protocol::Response& response);
@@ -167,7 +172,7 @@ class Server {
 
   mutable std::mutex sessions_mu_;  // sessions_, next_session_, flash_owner_, streams_
   std::unordered_map<uint64_t, std::weak_ptr<Session>> sessions_;
-  uint64_t next_session_ = 0;
+  uint64_t next_session_ = 0;  // also the number of sessions opened since start
   std::vector<uint64_t> flash_owner_;  // per engine: the session whose flash transfer is open (0: none)
   std::vector<std::shared_ptr<Stream>> streams_;  // per engine: the running stream
   std::vector<std::chrono::milliseconds> stream_intervals_;

@@ -1,5 +1,5 @@
 // aisrv interpreter — identity, status and session commands: NONE, GET_STATUS, GET_ID, HELLO, GET_VERSION,
-// GET_DEBUG_LOG, GET_ENGINE_INFO, GET_SESSION_INFO, CANCEL_INFER, AUTH, SET_SERVER.
+// GET_DEBUG_LOG, GET_ENGINE_INFO, GET_SESSION_INFO, GET_SERVER_STATS, CANCEL_INFER, AUTH, SET_SERVER.
 #include "aisrv/build_info.hpp"
 #include "aisrv/protocol/bytes.hpp"
 #include "command_table.hpp"
@@ -80,6 +80,11 @@ Status get_session_info(CommandContext& c) {
   return ok();
 }
 
+Status get_server_stats(CommandContext& c) {
+  protocol::encode(c.server.stats(), c.response.payload);
+  return ok();
+}
+
 // tensor 0: this session's running inference (nothing running is fine); 1: whatever runs on the engine (admin).
 Status cancel_infer(CommandContext& c) {
   switch (c.request.header.tensor) {
@@ -144,6 +149,7 @@ void add_info_commands(CommandTable& t) {
   t.add(Command::GET_DEBUG_LOG, {get_debug_log, Scope::server, Payload::none, Run::immediate, Access::open});
   t.add(Command::GET_ENGINE_INFO, {get_engine_info, Scope::engine, Payload::none, Run::immediate});
   t.add(Command::GET_SESSION_INFO, {get_session_info, Scope::server, Payload::none, Run::immediate});
+  t.add(Command::GET_SERVER_STATS, {get_server_stats, Scope::server, Payload::none, Run::immediate});
   t.add(Command::CANCEL_INFER, {cancel_infer, Scope::engine, Payload::none, Run::immediate});
   t.add(Command::AUTH, {auth, Scope::server, Payload::any, Run::immediate, Access::open});
   t.add(Command::SET_SERVER, {set_server, Scope::server, Payload::none, Run::immediate});

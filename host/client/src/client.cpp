@@ -152,9 +152,13 @@ Result<uint32_t> Client::output_length(uint32_t engine, uint32_t tensor) {
   return decoded<uint32_t>(call(op(Command::GET_OUTPUT_TENSOR_LENGTH), engine, tensor), protocol::decode_u32);
 }
 
-Status Client::load_model(uint32_t engine, std::span<const uint8_t> model, Placement placement) {
+Status Client::load_model(uint32_t engine, std::span<const uint8_t> model, Placement placement,
+                          const HostTransport::SendProgress& progress) {
   const auto cmd = placement == Placement::arena ? Command::SET_MODEL_PRIMARY : Command::SET_MODEL_SECONDARY;
-  AISRV_TRY(call(op(cmd), engine, 0, model));
+  if (progress) transport_->set_send_progress(progress);
+  auto sent = call(op(cmd), engine, 0, model);
+  if (progress) transport_->set_send_progress({});
+  AISRV_TRY(std::move(sent));
   return ok();
 }
 
@@ -205,6 +209,10 @@ Status Client::auth(std::string_view token) {
 
 Result<protocol::SessionInfo> Client::session_info() {
   return decoded<protocol::SessionInfo>(call(op(Command::GET_SESSION_INFO), 0, 0), protocol::decode_session_info);
+}
+
+Result<protocol::ServerStats> Client::server_stats() {
+  return decoded<protocol::ServerStats>(call(op(Command::GET_SERVER_STATS), 0, 0), protocol::decode_server_stats);
 }
 
 Status Client::infer(uint32_t engine, std::span<const std::span<const uint8_t>> inputs,

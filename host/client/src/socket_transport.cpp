@@ -76,6 +76,7 @@ class SocketTransport::Impl {
   }
 
   std::string describe() const { return ep_.to_string(); }
+  void set_send_progress(SendProgress progress) { progress_ = std::move(progress); }
 
  private:
   bool connected() const { return !std::holds_alternative<std::monostate>(socket_); }
@@ -91,10 +92,22 @@ class SocketTransport::Impl {
     std::optional<Error> framing_error;
     response.clear();
 
-    asio::async_write(s, out, kWholeBuffers, [&](auto ec, size_t) {
+    // With a progress callback, a large payload leaves in 1 MiB steps, each reported.
+    const size_t total = prefix.size() + payload.size();
+    auto stepwise = [&](const boost::system::error_code& ec, size_t n) -> size_t {
+      if (ec || n >= total) return 0;
+      progress_(n > prefix.size() ? n - prefix.size() : 0, payload.size());
+      return size_t{1} << 20;
+    };
+    auto written = [&](auto ec, size_t) {
       write_ec = ec;
       wrote = true;
-    });
+      if (progress_ && !ec) progress_(payload.size(), payload.size());
+    };
+    if (progress_ && payload.size() >= (size_t{1} << 20))
+      asio::async_write(s, out, stepwise, written);
+    else
+      asio::async_write(s, out, kWholeBuffers, written);
     asio::async_read(s, asio::buffer(in_prefix), [&](auto ec, size_t) {
       if (ec) {
         read_ec = ec;
@@ -151,6 +164,7 @@ class SocketTransport::Impl {
 
   protocol::SocketEndpoint ep_;
   ConnectOptions options_;
+  SendProgress progress_;
   asio::io_context io_;
   std::variant<std::monostate, asio::local::stream_protocol::socket, asio::ip::tcp::socket> socket_;
 };
@@ -171,5 +185,7 @@ Status SocketTransport::transact(const protocol::Header& header, std::span<const
 }
 
 std::string SocketTransport::describe() const { return impl_->describe(); }
+
+void SocketTransport::set_send_progress(SendProgress progress) { impl_->set_send_progress(std::move(progress)); }
 
 }  // namespace aisrv::client

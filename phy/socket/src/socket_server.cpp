@@ -145,6 +145,51 @@ class SocketServer::Impl {
     return listen_tcp(ep);
   }
 
+  Result<protocol::SocketEndpoint> adopt(int fd) {
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0)
+      return make_error(Errc::io_error, "passed socket {}: {}", fd, std::strerror(errno));
+    boost::system::error_code ec;
+    protocol::SocketEndpoint ep;
+    if (ss.ss_family == AF_UNIX) {
+      const auto* un = reinterpret_cast<const sockaddr_un*>(&ss);
+      ep.kind = protocol::SocketEndpoint::Kind::unix_socket;
+      ep.path = un->sun_path;
+      auto acceptor = std::make_unique<UnixProto::acceptor>(io_);
+      acceptor->assign(UnixProto(), fd, ec);
+      if (ec) return make_error(Errc::io_error, "cannot take over passed socket {}: {}", ep.to_string(), ec.message());
+      accept(*acceptor, ep.to_string());
+      unix_acceptors_.push_back(std::move(acceptor));
+      return ep;
+    }
+    if (ss.ss_family != AF_INET && ss.ss_family != AF_INET6)
+      return make_error(Errc::invalid_argument, "passed socket {} is neither a Unix nor a TCP socket", fd);
+    auto acceptor = std::make_unique<TcpProto::acceptor>(io_);
+    acceptor->assign(ss.ss_family == AF_INET ? TcpProto::v4() : TcpProto::v6(), fd, ec);
+    if (ec) return make_error(Errc::io_error, "cannot take over passed socket {}: {}", fd, ec.message());
+    const auto local = acceptor->local_endpoint(ec);
+    ep.kind = protocol::SocketEndpoint::Kind::tcp;
+    ep.host = local.address().to_string();
+    ep.port = local.port();
+    const bool remote = !is_loopback(local.address());
+    if (remote && !options_.allow_remote)
+      return make_error(Errc::invalid_argument,
+                        "the socket passed for {} accepts connections from other machines; that needs aisrvd "
+                        "--allow-remote (and --token-file)",
+                        ep.to_string());
+    if (remote && host_.server.access().token.empty())
+      return make_error(Errc::invalid_argument, "{} accepts remote peers, which must authenticate: give aisrvd "
+                                                "--token-file",
+                        ep.to_string());
+    if (remote)
+      warn(fmt::format("{} accepts remote peers: each must AUTH with the token first; the link is NOT encrypted",
+                       ep.to_string()));
+    accept(*acceptor, ep.to_string());
+    tcp_acceptors_.push_back(std::move(acceptor));
+    return ep;
+  }
+
   void start() {
     sweep();
     const size_t n = options_.io_threads ? options_.io_threads : 1;
@@ -408,6 +453,7 @@ SocketServer::SocketServer(server::Server& server, SocketServerOptions options)
     : impl_(std::make_unique<Impl>(server, std::move(options))) {}
 SocketServer::~SocketServer() = default;
 Result<protocol::SocketEndpoint> SocketServer::listen(const protocol::SocketEndpoint& e) { return impl_->listen(e); }
+Result<protocol::SocketEndpoint> SocketServer::adopt(int fd) { return impl_->adopt(fd); }
 void SocketServer::start() { impl_->start(); }
 void SocketServer::stop_accepting() { impl_->stop_accepting(); }
 bool SocketServer::drain(std::chrono::steady_clock::time_point deadline) { return impl_->drain(deadline); }

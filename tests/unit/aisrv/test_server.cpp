@@ -60,7 +60,8 @@ TEST_CASE("every command in the table is answered, never a silent success withou
     const bool fine_without_model = cmd == Command::GET_STATUS || cmd == Command::GET_ID || cmd == Command::HELLO ||
                                     cmd == Command::GET_VERSION || cmd == Command::GET_DEBUG_LOG ||
                                     cmd == Command::GET_ENGINE_INFO || cmd == Command::CANCEL_INFER ||
-                                    cmd == Command::GET_SESSION_INFO || cmd == Command::AUTH;
+                                    cmd == Command::GET_SESSION_INFO || cmd == Command::GET_SERVER_STATS ||
+                                    cmd == Command::AUTH;
     if (fine_without_model) {
       CHECK(r.status == AISRV_STATUS_OKAY);
     } else {
@@ -270,6 +271,15 @@ TEST_CASE("submit: one engine strictly in turn, engines concurrently, status ans
   s->submit(*s.session, status_req, st, [&] { p.set_value(); });
   p.get_future().wait();  // answered at once, not queued behind engine 0
   CHECK((u32_of(st) & AISRV_STATUS_BUSY) != 0);
+  // GET_SERVER_STATS while engine 0 runs its first request: the rest wait in its queue.
+  auto busy = decode_server_stats(call(s, Command::GET_SERVER_STATS).payload);
+  REQUIRE(busy.ok());
+  REQUIRE(busy->engines.size() == 2);
+  CHECK((busy->engines[0].state & AISRV_STATUS_BUSY) != 0);
+  CHECK(busy->engines[0].queued == kRequests - 1);
+  CHECK(busy->engines[0].running_session == s.session->id());
+  CHECK(busy->engines[1].inferences == kRequests);
+  CHECK(busy->engines[1].queued == 0);
 
   Response cancel_resp;
   s->handle(*s.session, Request{Header{static_cast<uint32_t>(Command::CANCEL_INFER), 0, 0}, {}}, cancel_resp);
@@ -285,6 +295,23 @@ TEST_CASE("submit: one engine strictly in turn, engines concurrently, status ans
   auto rec = decode_timing_record(call(s, Command::GET_TIMING_RECORD, 0).payload);
   REQUIRE(rec.ok());
   CHECK(rec->queue_ns > 0);  // the last one waited behind the others
+  auto stats = decode_server_stats(call(s, Command::GET_SERVER_STATS).payload);
+  REQUIRE(stats.ok());
+  const auto& e0 = stats->engines[0];
+  CHECK(e0.kind == "test");
+  CHECK(e0.model_loaded);
+  CHECK(e0.inferences == kRequests - 1);
+  CHECK(e0.cancelled == 1);
+  CHECK(e0.failed == 0);
+  CHECK(e0.queued == 0);
+  CHECK(e0.running_session == 0);
+  CHECK(e0.compute_ns >= (kRequests - 1) * 50 * 2000 * 1000ull);  // 50 layers x 2 ms each, busy time
+  CHECK(e0.last_total_ns == rec->total_ns);
+  CHECK(e0.last_queue_ns == rec->queue_ns);
+  CHECK(e0.last_end_ns > 0);
+  CHECK(e0.last_end_ns <= stats->uptime_ns);
+  CHECK(stats->sessions == 1);
+  CHECK(stats->sessions_total == 1);
 }
 
 // ---- sensor acquisition through a real raw-frame source ----

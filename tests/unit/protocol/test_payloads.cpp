@@ -90,6 +90,51 @@ TEST_CASE("engine info and timing record round-trip") {
   CHECK(!decode_timings(std::vector<uint8_t>(3)));
 }
 
+TEST_CASE("server statistics round-trip; truncation and engine counts above the limit are refused") {
+  ServerStats s;
+  s.uptime_ns = 5'000'000'000;
+  s.sessions = 3;
+  s.sessions_total = 17;
+  for (uint32_t i = 0; i < 2; ++i) {
+    EngineStats e;
+    e.engine = i;
+    e.kind = i ? "hailo8" : "cpu";
+    e.state = i ? 0x1u : 0u;  // BUSY
+    e.model_loaded = i == 0;
+    e.model_format = "tflite";
+    e.model_source = "wire (external)";
+    e.model_bytes = 1234;
+    e.inferences = 100 + i;
+    e.failed = 2;
+    e.cancelled = 1;
+    e.compute_ns = 7'000'000;
+    e.last_compute_ns = 70'000;
+    e.last_queue_ns = 1'000;
+    e.last_total_ns = 80'000;
+    e.last_end_ns = 4'900'000'000;
+    e.queued = 4;
+    e.running_session = i ? 9 : 0;
+    s.engines.push_back(e);
+  }
+  std::vector<uint8_t> out;
+  encode(s, out);
+  auto d = decode_server_stats(out);
+  REQUIRE(d.ok());
+  CHECK(d->sessions == 3);
+  CHECK(d->sessions_total == 17);
+  REQUIRE(d->engines.size() == 2);
+  CHECK(d->engines[1].kind == "hailo8");
+  CHECK(d->engines[1].running_session == 9);
+  CHECK(d->engines[1].inferences == 101);
+  CHECK(d->engines[0].last_end_ns == 4'900'000'000);
+  CHECK(d->engines[0].queued == 4);
+  for (size_t cut = 0; cut < out.size(); ++cut)
+    CHECK_FALSE(decode_server_stats(std::span<const uint8_t>(out.data(), cut)));
+  std::vector<uint8_t> many(24, 0);
+  many[20] = 17;  // 17 engines
+  CHECK(decode_server_stats(many).error().code == Errc::protocol_error);
+}
+
 TEST_CASE("random bytes never crash the decoders") {
   std::mt19937 rng(7);
   for (int i = 0; i < 2000; ++i) {
@@ -100,6 +145,7 @@ TEST_CASE("random bytes never crash the decoders") {
     (void)decode_timing_record(junk);
     (void)decode_version(junk);
     (void)decode_spec(junk);
+    (void)decode_server_stats(junk);
   }
   // a layer count that the payload cannot hold is refused before allocating
   std::vector<uint8_t> lie(28, 0);

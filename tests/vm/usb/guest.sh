@@ -26,7 +26,7 @@ scan_check() {
   aisrv scan || return 1
   aisrv scan --json > /tmp/scan.json || return 1
   cat /tmp/scan.json
-  grep -q '"target": "usb:1209:0001:VMTEST01"' /tmp/scan.json && grep -q '"protocol": "1.1"' /tmp/scan.json
+  grep -q '"target": "usb:1209:0001:VMTEST01"' /tmp/scan.json && grep -q '"protocol": "1.2"' /tmp/scan.json
 }
 cli_check() {
   aisrv --connect usb:1209:0001 version > /tmp/version.txt || return 1
@@ -62,7 +62,7 @@ speed_phase() {  # speed_phase DUMMY_HCD_PARAM MPS MAXLEN: reload dummy_hcd at a
   AISRV_VM_MPS=$2 AISRV_VM_MAX_LENGTH=$3 usb_vm_test -tc='connects*,every payload*'
 }
 
-export AISRV_VM_DAEMON=aisrv-vm-daemon AISRV_VM_TARGET=usb:1209:0001
+export AISRV_VM_DAEMON=aisrv-vm-daemon AISRV_VM_TARGET=usb:1209:0001 AISRV_CONF_CASES=/vmtest/data/cases.json
 phase gadget-up usb-gadget up --serial VMTEST01
 phase daemon-start aisrv-vm-daemon start
 log "UDC speed: $(cat /sys/class/udc/*/current_speed)"

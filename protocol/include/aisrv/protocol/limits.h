@@ -5,7 +5,7 @@
 /* Protocol version spoken by this build. A peer is compatible when the majors' ranges overlap
  * (see GET_VERSION in docs/protocol.md); minors only add commands/capabilities. */
 #define AISRV_PROTOCOL_MAJOR 1u
-#define AISRV_PROTOCOL_MINOR 1u
+#define AISRV_PROTOCOL_MINOR 2u
 /* Oldest protocol major this build still speaks. */
 #define AISRV_PROTOCOL_MIN_MAJOR 1u
 
@@ -41,6 +41,7 @@
 #define AISRV_CAP_USB_ONE_TRANSFER 0x0080u /* USB: a SET's header and payload may come as one transfer */
 #define AISRV_CAP_INFER 0x0100u         /* INFER: inputs in, outputs out, one round trip */
 #define AISRV_CAP_SESSIONS 0x0200u      /* tensors, outputs, error bits and log lines are per session */
+#define AISRV_CAP_STATS 0x0400u         /* GET_SERVER_STATS (protocol minor 2) */
 
 /* Session-scoped answers: lines kept per session and engine of its own debug-log lines. */
 #define AISRV_SESSION_LOG_LINES 32u

@@ -1,5 +1,5 @@
 // aisrv protocol — structured payloads of the extension commands and their codecs (GET_SPEC, GET_VERSION,
-// GET_TENSOR_INFO, GET_ENGINE_INFO, GET_TIMING_RECORD, GET_TIMINGS, INFER, GET_SESSION_INFO). Layouts are specified in docs/protocol.md;
+// GET_TENSOR_INFO, GET_ENGINE_INFO, GET_TIMING_RECORD, GET_TIMINGS, INFER, GET_SESSION_INFO, GET_SERVER_STATS). Layouts are specified in docs/protocol.md;
 // every decoder is bounds-checked and refuses trailing bytes.
 #pragma once
 
@@ -138,6 +138,37 @@ struct SessionInfo {
 };
 void encode(const SessionInfo& s, std::vector<uint8_t>& out);
 Result<SessionInfo> decode_session_info(std::span<const uint8_t> in);
+
+// GET_SERVER_STATS: counters for monitors (aisrv monitor). Rates come from two records' differences.
+struct EngineStats {
+  uint32_t engine = 0;
+  std::string kind;             // "cpu", "hailo8", ...
+  uint32_t state = 0;           // the engine's GET_STATUS state bits now (BUSY, SENSING)
+  bool model_loaded = false;
+  std::string model_format;     // "tflite", "hef"
+  std::string model_source;     // "wire", "flash", "boot"
+  uint32_t model_bytes = 0;
+  uint64_t inferences = 0;      // completed since start
+  uint64_t failed = 0;          // ended with ERROR_INFER_ERR
+  uint64_t cancelled = 0;       // ended with ERROR_CANCELLED
+  uint64_t compute_ns = 0;      // sum of the completed inferences' compute times (busy time)
+  uint64_t queue_ns = 0;        // sum of their waits for the engine
+  uint64_t total_ns = 0;        // sum of their request-received -> answer-ready times
+  uint64_t last_compute_ns = 0; // the last completed inference: compute
+  uint64_t last_queue_ns = 0;   //   waiting for the engine
+  uint64_t last_total_ns = 0;   //   request received -> answer ready
+  uint64_t last_end_ns = 0;     //   when it ended, in server uptime (0: none yet)
+  uint32_t queued = 0;          // requests waiting for the engine now
+  uint64_t running_session = 0; // the session whose inference runs now (0: none)
+};
+struct ServerStats {
+  uint64_t uptime_ns = 0;
+  uint32_t sessions = 0;        // sessions open (clients connected, every transport)
+  uint64_t sessions_total = 0;  // sessions opened since start
+  std::vector<EngineStats> engines;
+};
+void encode(const ServerStats& s, std::vector<uint8_t>& out);
+Result<ServerStats> decode_server_stats(std::span<const uint8_t> in);
 
 // u32 payloads (GET_STATUS, lengths, GET_ID, GPIO values).
 void encode_u32(uint32_t v, std::vector<uint8_t>& out);

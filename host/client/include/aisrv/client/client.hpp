@@ -16,6 +16,9 @@ namespace aisrv::client {
 
 enum class Placement { arena, external };  // SET_MODEL_PRIMARY / SET_MODEL_SECONDARY
 
+// The version of this client library (libaisrv-client), e.g. "0.1.0".
+std::string_view library_version();
+
 // Parses a --connect target and opens the transport: unix:PATH, tcp:HOST:PORT, tcp:PORT, usb[:VID:PID[:SERIAL]]
 // (more schemes are added by the SPI transport). Errc::invalid_argument for a target it cannot parse.
 Result<std::unique_ptr<HostTransport>> open_transport(std::string_view target, const ConnectOptions& options);
@@ -39,6 +42,8 @@ class Client {
   Status auth(std::string_view token);
   // GET_SESSION_INFO: who the server thinks this connection is (role, memory, limits).
   Result<protocol::SessionInfo> session_info();
+  // GET_SERVER_STATS: uptime, sessions, every engine's counters (servers offering AISRV_CAP_STATS).
+  Result<protocol::ServerStats> server_stats();
   Result<uint32_t> id();
   Result<protocol::VersionInfo> version();
   Result<uint32_t> status(uint32_t engine);
@@ -48,7 +53,9 @@ class Client {
   Result<uint32_t> input_length(uint32_t engine, uint32_t tensor);
   Result<uint32_t> output_length(uint32_t engine, uint32_t tensor);
 
-  Status load_model(uint32_t engine, std::span<const uint8_t> model, Placement placement = Placement::external);
+  // `progress` (optional) follows the upload where the transport can tell (sockets).
+  Status load_model(uint32_t engine, std::span<const uint8_t> model, Placement placement = Placement::external,
+                    const HostTransport::SendProgress& progress = {});
   Status load_model_from_flash(uint32_t engine, Placement placement = Placement::external);
   Status unload_model(uint32_t engine);
 

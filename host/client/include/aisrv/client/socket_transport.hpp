@@ -19,6 +19,7 @@ class SocketTransport final : public HostTransport {
   Status transact(const protocol::Header& header, std::span<const uint8_t> payload,
                   protocol::Response& response) override;
   std::string describe() const override;
+  void set_send_progress(SendProgress progress) override;
 
  private:
   class Impl;

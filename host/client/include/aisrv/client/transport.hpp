@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 
@@ -29,6 +30,10 @@ class HostTransport {
   virtual void negotiated(const protocol::VersionInfo& server) { (void)server; }
   // Capability bits this transport offers (announced back to the server where the transport supports it).
   virtual uint32_t capabilities() const { return 0; }
+  // How much of a large request payload has left, for progress bars (called from transact; empty: off). Transports
+  // that cannot tell never call it.
+  using SendProgress = std::function<void(uint64_t sent, uint64_t total)>;
+  virtual void set_send_progress(SendProgress progress) { (void)progress; }
 };
 
 struct ConnectOptions {

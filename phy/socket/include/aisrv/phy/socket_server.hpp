@@ -54,6 +54,9 @@ class SocketServer {
   // needs allow_remote and a server token (Errc::invalid_argument otherwise); port 0 picks a free port; the returned
   // endpoint is the one actually bound.
   Result<protocol::SocketEndpoint> listen(const protocol::SocketEndpoint& endpoint);
+  // Takes over a socket that is already listening (socket activation: systemd created, bound and listens on it; the
+  // Unix socket file stays systemd's). TCP sockets are checked as listen() checks them.
+  Result<protocol::SocketEndpoint> adopt(int fd);
   // Starts the event-loop threads (call after listen()).
   void start();
   // Shutdown, step 1: no new connections.

@@ -1,0 +1,134 @@
+// aisrv image — a picture as the bytes of a model input: layout from the shape, channels, crop/resize, then the
+// element type's values (rules in tensor_image.hpp).
+#include "aisrv/image/tensor_image.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace aisrv::image {
+
+namespace {
+
+std::string shape_text(const std::vector<int32_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+bool is_channels(int32_t d) { return d == 1 || d == 3; }
+
+// Per-channel value of a mean/std option: none (default), one for all channels, or one per channel.
+Result<std::vector<float>> per_channel(const std::vector<float>& v, uint32_t channels, float fallback,
+                                       const char* what) {
+  if (v.empty()) return std::vector<float>(channels, fallback);
+  if (v.size() == 1) return std::vector<float>(channels, v[0]);
+  if (v.size() != channels)
+    return make_error(Errc::invalid_argument, "{} has {} values; the input has {} channel(s): give 1 or {}", what,
+                      v.size(), channels, channels);
+  return v;
+}
+
+}  // namespace
+
+Result<InputGeometry> input_geometry(const protocol::TensorInfo& t, std::optional<Layout> forced) {
+  const auto& s = t.shape;
+  auto not_picture = [&] {
+    return make_error(Errc::invalid_argument,
+                      "input '{}' of shape {} does not hold a picture (batch 1, height, width and 1 or 3 channels, "
+                      "NHWC or NCHW)",
+                      t.name, shape_text(s));
+  };
+  if (std::any_of(s.begin(), s.end(), [](int32_t d) { return d <= 0; })) return not_picture();
+  std::vector<int32_t> hwc(s.begin(), s.end());
+  if (hwc.size() == 4) {
+    if (hwc[0] != 1) return not_picture();
+    hwc.erase(hwc.begin());
+  }
+  InputGeometry g;
+  if (hwc.size() == 2) {  // [H, W] grey; [1, N] is a batch of flat vectors, not a picture
+    if (forced == Layout::nchw || hwc[0] == 1) return not_picture();
+    g = {static_cast<uint32_t>(hwc[1]), static_cast<uint32_t>(hwc[0]), 1, Layout::nhwc};
+  } else if (hwc.size() == 3) {
+    const bool nhwc = is_channels(hwc[2]), nchw = is_channels(hwc[0]);
+    Layout layout;
+    if (forced) {
+      layout = *forced;
+      if ((layout == Layout::nhwc && !nhwc) || (layout == Layout::nchw && !nchw)) return not_picture();
+    } else if (nhwc) {
+      layout = Layout::nhwc;  // both fit (e.g. [1,3,3,3]): NHWC, TFLite's and Hailo's layout
+    } else if (nchw) {
+      layout = Layout::nchw;
+    } else {
+      return not_picture();
+    }
+    if (layout == Layout::nhwc)
+      g = {static_cast<uint32_t>(hwc[1]), static_cast<uint32_t>(hwc[0]), static_cast<uint32_t>(hwc[2]), layout};
+    else
+      g = {static_cast<uint32_t>(hwc[2]), static_cast<uint32_t>(hwc[1]), static_cast<uint32_t>(hwc[0]), layout};
+  } else {
+    return not_picture();
+  }
+  const uint64_t expected = static_cast<uint64_t>(g.width) * g.height * g.channels * protocol::dtype_size(t.dtype);
+  if (expected != t.bytes)
+    return make_error(Errc::invalid_argument, "input '{}': shape {} of {} is {} bytes, the tensor has {}", t.name,
+                      shape_text(s), protocol::dtype_name(t.dtype), expected, t.bytes);
+  return g;
+}
+
+Result<std::vector<uint8_t>> image_to_tensor(const Image& picture, const protocol::TensorInfo& t,
+                                             const Preprocess& o) {
+  if (t.dtype != protocol::DType::uint8 && t.dtype != protocol::DType::int8 && t.dtype != protocol::DType::float32)
+    return make_error(Errc::not_supported, "input '{}' is {}: pictures go into uint8, int8 or float32 inputs", t.name,
+                      protocol::dtype_name(t.dtype));
+  const InputGeometry g = AISRV_TRY(input_geometry(t, o.layout));
+  if (o.crop) AISRV_TRY(check_crop(picture, *o.crop));
+  const Image source = with_channels(picture, g.channels);
+  const FloatImage resized = resize_bilinear(source, g.width, g.height, o.crop);
+
+  const bool normalise = !o.mean.empty() || !o.std.empty();
+  const auto mean = AISRV_TRY(per_channel(o.mean, g.channels, 0.0f, "--mean"));
+  const auto stdev = AISRV_TRY(per_channel(o.std, g.channels, 1.0f, "--std"));
+  for (float s : stdev)
+    if (s == 0 || !std::isfinite(s)) return make_error(Errc::invalid_argument, "--std values must be finite, not 0");
+  const bool quantized = t.dtype != protocol::DType::float32;
+  if (normalise && quantized && t.scale.empty())
+    return make_error(Errc::invalid_argument,
+                      "input '{}' is {} without quantization parameters: --mean/--std cannot be applied", t.name,
+                      protocol::dtype_name(t.dtype));
+  // Per-channel quantization along the channel axis, else the tensor's (first) scale.
+  const int channel_axis = static_cast<int>(t.shape.size()) - (g.layout == Layout::nhwc ? 1 : 3);
+  auto scale_of = [&](uint32_t c) {
+    if (t.scale.size() == g.channels && g.channels > 1 && t.quant_axis == channel_axis) return t.scale[c];
+    return t.scale.empty() ? 1.0f : t.scale[0];
+  };
+  auto zero_of = [&](uint32_t c) {
+    if (t.zero_point.size() == g.channels && g.channels > 1 && t.quant_axis == channel_axis) return t.zero_point[c];
+    return t.zero_point.empty() ? 0 : t.zero_point[0];
+  };
+  const int lo = t.dtype == protocol::DType::int8 ? -128 : 0, hi = t.dtype == protocol::DType::int8 ? 127 : 255;
+
+  const size_t plane = static_cast<size_t>(g.width) * g.height;
+  std::vector<uint8_t> out(plane * g.channels * protocol::dtype_size(t.dtype));
+  for (size_t p = 0; p < plane; ++p) {
+    for (uint32_t c = 0; c < g.channels; ++c) {
+      const uint32_t from = o.bgr && g.channels == 3 ? 2 - c : c;
+      const float v = std::clamp(resized.values[p * g.channels + from], 0.0f, 255.0f);
+      const size_t index = g.layout == Layout::nhwc ? p * g.channels + c : c * plane + p;
+      if (!quantized) {
+        const float real = normalise ? (v - mean[c]) / stdev[c] : v / 255.0f;
+        std::memcpy(out.data() + index * 4, &real, 4);
+      } else if (!normalise) {  // raw pixels (uint8) or pixels - 128 (int8), truncated as libcoral does
+        const int q = static_cast<int>(v) - (t.dtype == protocol::DType::int8 ? 128 : 0);
+        out[index] = static_cast<uint8_t>(q & 0xFF);
+      } else {
+        const float real = (v - mean[c]) / stdev[c];
+        const long q = std::lround(static_cast<double>(real) / scale_of(c)) + zero_of(c);
+        out[index] = static_cast<uint8_t>(std::clamp<long>(q, lo, hi) & 0xFF);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace aisrv::image

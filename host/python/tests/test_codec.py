@@ -1,0 +1,138 @@
+"""The package without a server: record decoders against truncation and oversized counts, the INFER request against
+docs/protocol.md's worked example, version compatibility, quantization rules, the pure-Python xxHash64 against
+published values, target parsing, and the generated wire tables against protocol/ (via tools/gen-python-protocol)."""
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+import aisrv
+from aisrv import _protocol as P
+from aisrv import codec
+from aisrv._xxh64 import xxh64
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "../../.."))
+
+
+def tensor_record(name="in", dtype=P.DTYPES["uint8"], shape=(1, 4), nbytes=4, axis=-1, scale=(0.5,), zp=(3,)):
+    b = codec.str8(name) + struct.pack("<BB", dtype, len(shape)) + struct.pack("<I", nbytes)
+    b += b"".join(struct.pack("<i", d) for d in shape)
+    b += struct.pack("<iI", axis, len(scale))
+    return b + b"".join(struct.pack("<fi", s, z) for s, z in zip(scale, zp))
+
+
+class Codecs(unittest.TestCase):
+    def test_infer_request_is_the_documented_example(self):
+        # docs/protocol.md 3.9: one input, #0, 4 bytes 0a 0b 0c 0d
+        self.assertEqual(codec.encode_infer_request([bytes([10, 11, 12, 13])]).hex(),
+                         "01000000" "00000000" "04000000" "0a0b0c0d")
+        self.assertEqual(codec.decode_infer_answer(bytes.fromhex("01000000" "02000000" "0b0c")), [b"\x0b\x0c"])
+        with self.assertRaises(codec.DecodeError):
+            codec.decode_infer_answer(bytes.fromhex("01000000" "03000000" "0b0c"))
+        with self.assertRaises(codec.DecodeError):
+            codec.decode_infer_answer(struct.pack("<I", 17) + bytes(17 * 4))
+
+    def test_version_and_compatibility(self):
+        rec = struct.pack("<HHHHIII", 1, 2, 1, 0, P.CAP_INFER | P.CAP_STATS, 1 << 20, 2) + codec.str8("aisrvd 0.1.0")
+        v = codec.decode_version(rec + b"later fields")
+        self.assertEqual((v.major, v.minor, v.engines, v.server_version), (1, 2, 2, "aisrvd 0.1.0"))
+        self.assertIsNone(codec.compatible(v))
+        v.major, v.min_major = 3, 3
+        self.assertIn("upgrade the client", codec.compatible(v))
+        for cut in range(len(rec) - 1):
+            with self.assertRaises(codec.DecodeError):
+                codec.decode_version(rec[:cut])
+
+    def test_tensor_info_decodes_and_refuses_truncation(self):
+        body = codec.str8("tflite") + struct.pack("<IIBB", 1000, 2000, 1, 1) + tensor_record()
+        body += tensor_record("out", P.DTYPES["int8"], (1, 2), 2, -1, (0.25,), (-1,))
+        m = codec.decode_tensor_info(body)
+        self.assertEqual(m.inputs[0].shape, [1, 4])
+        self.assertEqual(m.outputs[0].zero_point, [-1])
+        for cut in range(len(body)):
+            with self.assertRaises(codec.DecodeError):
+                codec.decode_tensor_info(body[:cut])
+        with self.assertRaises(codec.DecodeError):
+            codec.decode_tensor_info(body + b"x")
+
+    def test_server_stats(self):
+        engine = (struct.pack("<I", 0) + codec.str8("cpu") + struct.pack("<IB", 1, 1) + codec.str8("tflite") +
+                  codec.str8("wire") + struct.pack("<I", 1234) + struct.pack("<10Q", 5, 1, 0, 70, 3, 80, 7, 2, 9, 60) +
+                  struct.pack("<IQ", 2, 4))
+        rec = struct.pack("<QIQI", 10 ** 9, 3, 8, 1) + engine
+        s = codec.decode_server_stats(rec)
+        self.assertEqual((s.sessions, s.sessions_total, len(s.engines)), (3, 8, 1))
+        e = s.engines[0]
+        self.assertEqual((e.kind, e.inferences, e.compute_ns, e.total_ns, e.last_end_ns, e.queued, e.running_session),
+                         ("cpu", 5, 70, 80, 60, 2, 4))
+        with self.assertRaises(codec.DecodeError):
+            codec.decode_server_stats(rec[:-1])
+        with self.assertRaises(codec.DecodeError):
+            codec.decode_server_stats(struct.pack("<QIQI", 1, 1, 1, 17))
+
+    def test_random_bytes_never_escape_as_other_errors(self):
+        rng = np.random.default_rng(7)
+        for _ in range(3000):
+            junk = rng.integers(0, 256, int(rng.integers(0, 80)), dtype=np.uint8).tobytes()
+            for decode in (codec.decode_tensor_info, codec.decode_engine_info, codec.decode_timing_record,
+                           codec.decode_version, codec.decode_session_info, codec.decode_server_stats,
+                           codec.decode_infer_answer, codec.decode_flash_catalogue):
+                try:
+                    decode(junk)
+                except codec.DecodeError:
+                    pass
+
+
+class Quantization(unittest.TestCase):
+    def test_round_half_away_from_zero_and_saturation(self):
+        t = codec.TensorInfo("x", P.DTYPES["int8"], [4], 4, -1, [0.5], [0])
+        q = aisrv.quantize([0.25, -0.25, 100.0, -100.0], t)
+        self.assertEqual(q.dtype, np.int8)
+        self.assertEqual(q.tolist(), [1, -1, 127, -128])
+        np.testing.assert_allclose(aisrv.dequantize(q, t), [0.5, -0.5, 63.5, -64.0])
+
+    def test_per_channel(self):
+        t = codec.TensorInfo("w", P.DTYPES["uint8"], [2, 2], 4, 0, [1.0, 0.5], [0, 10])
+        q = aisrv.quantize(np.array([[1.0, 2.0], [1.0, 2.0]]), t)
+        self.assertEqual(q.tolist(), [[1, 2], [12, 14]])
+
+
+class Xxh64(unittest.TestCase):
+    def test_published_values(self):
+        self.assertEqual(xxh64(b""), 0xEF46DB3751D8E999)
+        self.assertEqual(xxh64(b"a"), 0xD24EC4F1A98C6E5B)
+        self.assertEqual(xxh64(b"abc"), 0x44BC2CF5AD770999)
+
+    def test_long_input_against_libxxhash(self):
+        # the same 805 bytes hashed by Debian's libxxhash (XXH64, seed 0) while writing this test
+        self.assertEqual(xxh64(bytes((i * 7 + 3) & 255 for i in range(805))), 0xC5128AE09A51E91B)
+
+
+class Targets(unittest.TestCase):
+    def test_bad_targets(self):
+        with self.assertRaises(ValueError):
+            aisrv.Client("serial:/dev/ttyS0")
+        with self.assertRaises(aisrv.TransportError):
+            aisrv.Client("unix:/nonexistent/aisrv.sock", timeout=1)
+
+    def test_default_target_follows_the_daemon(self):
+        self.assertTrue(aisrv.default_target().startswith("unix:"))
+        self.assertTrue(aisrv.default_target().endswith("/aisrv.sock"))
+
+
+class GeneratedTables(unittest.TestCase):
+    def test_protocol_tables_are_current(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "_protocol.py")
+            subprocess.run([sys.executable, os.path.join(ROOT, "tools", "gen-python-protocol"), out], check=True)
+            with open(out, encoding="utf-8") as f, open(P.__file__, encoding="utf-8") as g:
+                self.assertEqual(f.read(), g.read(), "host/python/aisrv/_protocol.py is stale: run "
+                                                     "tools/gen-python-protocol")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,214 @@
+#!/usr/bin/python3
+"""aisrv package test: CPack builds the Debian packages of this build tree; each is checked (fields, dependencies
+from dpkg-shlibdeps, contents, conffiles, maintainer scripts), all are unpacked into a throw-away root, and the
+service is started the way systemd starts it: the command line of the installed aisrvd.service, the listening socket
+of aisrvd.socket passed by socket activation (LISTEN_FDS), readiness awaited on NOTIFY_SOCKET. The installed `aisrv`
+tool and the installed Python package then load a model and run inferences through it; SIGTERM stops it cleanly.
+
+    package_test.py BUILD_DIR TESTDATA_DIR
+
+The packages of a sanitizer build depend on the sanitizer runtimes; tools/package makes the Release packages."""
+import glob
+import gzip
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD, TESTDATA = sys.argv[1], sys.argv[2]
+PACKAGES = ["aisrvd", "aisrv-tools", "libaisrv-client0", "libaisrv-server0", "libaisrv-dev", "python3-aisrv"]
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+    return ok
+
+
+def run(*args, **kw):
+    return subprocess.run(list(args), check=True, capture_output=True, text=True, **kw).stdout
+
+
+def field(deb, name):
+    return run("dpkg-deb", "-f", deb, name).strip()
+
+
+def contents(deb):
+    # "mode owner size date time ./path" or, for a symbolic link, "... ./path -> target"
+    return [line.split(None, 5)[5].split(" -> ")[0].lstrip(".") for line in run("dpkg-deb", "-c", deb).splitlines()]
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="aisrv-package-")
+    proc = None
+    try:
+        out = os.path.join(tmp, "debs")
+        t0 = time.monotonic()
+        run("cpack", "-G", "DEB", "-B", out, "--config", os.path.join(BUILD, "CPackConfig.cmake"), cwd=BUILD)
+        debs = {}
+        for name in PACKAGES:
+            found = glob.glob(os.path.join(out, name + "_*.deb"))
+            if check(len(found) == 1, "package %s built" % name):
+                debs[name] = found[0]
+        print("cpack: %d packages in %.0f s" % (len(debs), time.monotonic() - t0))
+        if len(debs) != len(PACKAGES):
+            return
+
+        # --- control fields and dependencies --------------------------------------------------------------------
+        version = field(debs["libaisrv-client0"], "Version")
+        for name, deb in debs.items():
+            check(field(deb, "Package") == name and field(deb, "Version") == version, "%s %s" % (name, version))
+        depends = {name: field(deb, "Depends") for name, deb in debs.items()}
+        for name in ("aisrvd", "aisrv-tools", "libaisrv-client0", "libaisrv-server0"):
+            check("libc6" in depends[name] and "libstdc++6" in depends[name],
+                  "%s: shared-library dependencies from dpkg-shlibdeps (%s)" % (name, depends[name][:90]))
+        check("libsystemd0" in depends["aisrvd"], "aisrvd depends on libsystemd0")
+        check("libturbojpeg0" in depends["aisrv-tools"] and "libpng16-16" in depends["aisrv-tools"],
+              "aisrv-tools depends on the picture decoders")
+        check(re.search(r"libaisrv-client0 \(= [^)]+\)", depends["libaisrv-dev"]) is not None and
+              re.search(r"libaisrv-server0 \(= [^)]+\)", depends["libaisrv-dev"]) is not None,
+              "libaisrv-dev depends on exactly its libraries (%s)" % depends["libaisrv-dev"])
+        check("libaisrv-client0" in depends["libaisrv-server0"], "libaisrv-server0 depends on libaisrv-client0")
+        check("init-system-helpers" in depends["aisrvd"], "aisrvd depends on init-system-helpers (deb-systemd-helper)")
+        check(field(debs["python3-aisrv"], "Architecture") == "all" and "python3-numpy" in depends["python3-aisrv"],
+              "python3-aisrv: architecture all, depends on python3-numpy")
+
+        # --- contents -----------------------------------------------------------------------------------------------
+        want = {
+            "aisrvd": ["/usr/sbin/aisrvd", "/usr/lib/systemd/system/aisrvd.service", "/usr/lib/systemd/system/aisrvd.socket",
+                       "/usr/lib/udev/rules.d/70-aisrv.rules", "/usr/lib/sysusers.d/aisrv.conf", "/etc/aisrv/aisrvd.conf",
+                       "/usr/share/man/man8/aisrvd.8.gz", "/usr/share/bash-completion/completions/aisrvd"],
+            "aisrv-tools": ["/usr/bin/aisrv", "/usr/share/man/man1/aisrv.1.gz",
+                            "/usr/share/bash-completion/completions/aisrv"],
+            "libaisrv-client0": ["libaisrv-client.so.0"],
+            "libaisrv-server0": ["libaisrv-server.so.0"],
+            "libaisrv-dev": ["/usr/include/aisrv/client/client.hpp", "libaisrv-client.so", "/cmake/aisrv/aisrvConfig.cmake",
+                             "/pkgconfig/aisrv.pc", "/usr/share/aisrv/mcu/src/aisrv_mcu.c"],
+            "python3-aisrv": ["/usr/lib/python3/dist-packages/aisrv/__init__.py",
+                              "/usr/lib/python3/dist-packages/aisrv/client.py"],
+        }
+        for name, files in want.items():
+            listing = contents(debs[name])
+            for f in files:
+                check(any(p.endswith(f) for p in listing), "%s contains %s" % (name, f))
+            check(any(p.startswith("/usr/share/doc/%s/" % name) for p in listing), "%s has its /usr/share/doc" % name)
+        lib_control = os.path.join(tmp, "lib-control")
+        run("dpkg-deb", "-e", debs["libaisrv-client0"], lib_control)
+        check("activate-noawait ldconfig" in open(os.path.join(lib_control, "triggers")).read(),
+              "libaisrv-client0 refreshes the linker cache through the ldconfig trigger")
+        check(os.path.exists(os.path.join(lib_control, "shlibs")), "libaisrv-client0 has a shlibs file")
+        control = os.path.join(tmp, "control")
+        run("dpkg-deb", "-e", debs["aisrvd"], control)
+        with open(os.path.join(control, "conffiles")) as f:
+            check("/etc/aisrv/aisrvd.conf" in f.read().split(), "aisrvd.conf is a conffile")
+        for script in ("postinst", "prerm", "postrm"):
+            path = os.path.join(control, script)
+            check(os.access(path, os.X_OK) and subprocess.run(["sh", "-n", path]).returncode == 0,
+                  "aisrvd %s is an executable shell script that parses" % script)
+
+        # --- unpack and start the service as systemd would --------------------------------------------------------
+        root = os.path.join(tmp, "root")
+        for deb in debs.values():
+            run("dpkg-deb", "-x", deb, root)
+        unit = open(os.path.join(root, "usr/lib/systemd/system/aisrvd.service")).read()
+        check("Type=notify" in unit and "NoNewPrivileges=yes" in unit and "DeviceAllow=" in unit,
+              "the unit is Type=notify and hardened")
+        exec_start = shlex.split(re.search(r"^ExecStart=(.*)$", unit, re.M).group(1))
+        sock_unit = open(os.path.join(root, "usr/lib/systemd/system/aisrvd.socket")).read()
+        check("ListenStream=/run/aisrv/aisrv.sock" in sock_unit, "the socket unit listens on /run/aisrv/aisrv.sock")
+        # The packaged configuration, with the admin group (created by sysusers on a real install) left out here.
+        conf_path = exec_start[exec_start.index("--config") + 1]
+        conf = open(root + conf_path).read()
+        conf = re.sub(r"^admin-group.*$", "", conf, flags=re.M)
+        test_conf = os.path.join(tmp, "aisrvd.conf")
+        with open(test_conf, "w") as f:
+            f.write(conf)
+        argv = [root + exec_start[0]] + [test_conf if a == conf_path else a for a in exec_start[1:]]
+
+        run_dir = os.path.join(tmp, "run")
+        os.mkdir(run_dir, 0o755)
+        listen = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listen.bind(os.path.join(run_dir, "aisrv.sock"))
+        listen.listen(128)
+        notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        notify.bind(os.path.join(tmp, "notify"))
+        notify.settimeout(60)
+        env = dict(os.environ, LISTEN_FDS="1", NOTIFY_SOCKET=os.path.join(tmp, "notify"))
+        env.pop("LISTEN_PID", None)
+
+        # As systemd: the socket as fd 3, LISTEN_FDS=1, LISTEN_PID the daemon's pid (a shell moves the socket to fd 3,
+        # sets LISTEN_PID to its own pid and execs the daemon, which keeps that pid).
+        fd = listen.fileno()
+        log = open(os.path.join(tmp, "aisrvd.log"), "wb")
+        move = "" if fd == 3 else "exec 3<&%d %d<&-; " % (fd, fd)
+        proc = subprocess.Popen(["/bin/sh", "-c", move + 'export LISTEN_PID=$$; exec "$@"', "sh"] + argv,
+                                env=env, pass_fds=(fd,), stdout=log, stderr=subprocess.STDOUT)
+        messages = []
+        try:
+            while not any("READY=1" in m for m in messages):
+                messages.append(notify.recv(4096).decode())
+        except socket.timeout:
+            pass
+        check(any("READY=1" in m for m in messages), "aisrvd reported READY=1 on NOTIFY_SOCKET (%s)" %
+              " | ".join(m.replace("\n", " ") for m in messages))
+        listen.close()  # the daemon holds its copy, as with systemd
+        target = "unix:" + os.path.join(run_dir, "aisrv.sock")
+
+        tool = os.path.join(root, "usr/bin/aisrv")
+        version = subprocess.run([tool, "--connect", target, "version"], capture_output=True, text=True)
+        check(version.returncode == 0 and "protocol 1.2" in version.stdout,
+              "the installed aisrv talks to the service: %s" % version.stdout.strip().replace("\n", "; ")[:120])
+        model = os.path.join(TESTDATA, "tflite/tensorflow__tflite-micro/person_detect.tflite")
+        if not os.path.exists(model):
+            check(os.environ.get("AISRV_REQUIRE_TESTDATA") != "1", "test data present")
+            print("test data absent: no inference through the packages")
+        else:
+            image = os.path.join(TESTDATA, "reference_io/tflite-micro/person_int8_96x96.bin")
+            expected = open(os.path.join(TESTDATA, "expected/person_detect__person_int8_96x96.out0.bin"), "rb").read()
+            r = subprocess.run([tool, "--connect", target, "load", model], capture_output=True, text=True)
+            check(r.returncode == 0, "aisrv load through the service " + r.stderr.strip())
+            r = subprocess.run([tool, "--connect", target, "--json", "infer", "-i", image, "-o",
+                                os.path.join(tmp, "out.bin")], capture_output=True, text=True)
+            check(r.returncode == 0 and open(os.path.join(tmp, "out.bin"), "rb").read() == expected,
+                  "aisrv infer through the service gives TFLite Micro's output " + r.stderr.strip())
+            code = ("import aisrv, numpy as np; c = aisrv.connect(%r); "
+                    "print(aisrv.__file__); print(c.infer({0: np.fromfile(%r, np.int8)})[0].tobytes().hex())"
+                    % (target, image))
+            py_env = dict(os.environ, PYTHONPATH=os.path.join(root, "usr/lib/python3/dist-packages"))
+            r = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True, env=py_env, cwd=tmp)
+            lines = r.stdout.split()
+            check(r.returncode == 0 and lines[0].startswith(root) and lines[1] == expected.hex(),
+                  "the installed Python package runs an inference through the service " + r.stderr.strip()[-200:])
+
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=60)
+        notify.settimeout(1)
+        try:
+            while True:
+                messages.append(notify.recv(4096).decode())
+        except socket.timeout:
+            pass
+        check(any("STOPPING=1" in m for m in messages), "aisrvd reported STOPPING=1")
+        check(code == 0, "aisrvd exited 0 on SIGTERM (exit %d)" % code)
+        proc = None
+        log.close()
+        if failures:
+            print(open(os.path.join(tmp, "aisrvd.log"), errors="replace").read()[-3000:])
+    finally:
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+main()
+print("%d failure(s)" % len(failures))
+sys.exit(1 if failures else 0)
