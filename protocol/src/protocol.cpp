@@ -71,6 +71,7 @@ std::string_view errc_name(Errc code) {
     case Errc::incompatible: return "incompatible";
     case Errc::not_found: return "not_found";
     case Errc::invalid_argument: return "invalid_argument";
+    case Errc::interrupted: return "interrupted";
   }
   return "unknown";
 }

@@ -192,9 +192,8 @@ class Hailo8Backend final : public InferenceBackend {
     const CheckedDevice device = AISRV_TRY(check_device(*options_.driver_opener, options_.discovery, options_.device));
     for (const auto& note : device.notes) log_line(log, "hailo8: " + note);
     if (!library_) {
-      const auto candidates =
-          options_.hailort.empty() ? runtime::HailortLibrary::default_candidates() : std::vector{options_.hailort};
-      auto lib = runtime::HailortLibrary::open(candidates);
+      auto lib = options_.hailort.empty() ? runtime::HailortLibrary::open(runtime::HailortLibrary::default_candidates())
+                                          : runtime::HailortLibrary::open_path(options_.hailort);
       if (!lib) return Error{Errc::infer_error, lib.error().message};
       library_ = std::move(*lib);
       log_line(log, fmt::format("hailo8: loaded libhailort {}.{}.{} ({})", library_->version().major,

@@ -112,6 +112,13 @@ class HailoDriverDouble final : public engine::hailo8::driver::DriverOpener {
     // FW control: opcode → response bytes (before corruption). Missing opcode → status error response.
     std::map<uint32_t, std::vector<uint8_t>> responses;
     bool corrupt_md5 = false;
+    // hailo_pci copies a control to the chip, then waits interruptibly for the answer: a signal then gives EINTR
+    // with the control already on the chip. The next `eintr_after_accept` controls are recorded (the firmware got
+    // them) and answered EINTR; with `late_answer`, the control after such one first receives the firmware's late
+    // answer to the interrupted control (its sequence number).
+    int eintr_after_accept = 0;
+    bool late_answer = false;
+    std::vector<uint8_t> pending_answer;  // the interrupted control's answer, not yet collected
     uint32_t force_len = 0;  // when non-zero, reported buffer_len (e.g. 1600 or 10)
     std::vector<Recorded> calls;
   };
@@ -130,7 +137,9 @@ class HailoDriverDouble::File final : public engine::hailo8::driver::DriverFile 
  public:
   explicit File(Node& n) : n_(n) {}
 
-  int ioctl(uint32_t request, void* arg) override {
+  // The double answers as the driver does whatever the caller's restart policy: EINTR is returned, the product
+  // decides.
+  int ioctl(uint32_t request, void* arg, engine::hailo8::driver::Restart) override {
     if (n_.fail_ioctl && static_cast<uint32_t>(n_.fail_ioctl) == request) return n_.fail_errno;
     auto* b = static_cast<uint8_t*>(arg);
     switch (request) {
@@ -183,6 +192,17 @@ class HailoDriverDouble::File final : public engine::hailo8::driver::DriverFile 
       resp = it->second;
     } else {
       resp = control_response(opcode, {}, 0x3, 0x4);  // unsupported opcode
+    }
+    // The firmware echoes the request's sequence number.
+    if (resp.size() >= 12 && len >= 12) std::memcpy(resp.data() + 8, rec.request.data() + 8, 4);
+    if (n_.eintr_after_accept > 0) {
+      --n_.eintr_after_accept;
+      n_.pending_answer = resp;
+      return EINTR;
+    }
+    if (n_.late_answer && !n_.pending_answer.empty()) {
+      resp = std::move(n_.pending_answer);
+      n_.pending_answer.clear();
     }
     std::memcpy(b + 20, resp.data(), resp.size());
     const uint32_t out_len = n_.force_len ? n_.force_len : static_cast<uint32_t>(resp.size());

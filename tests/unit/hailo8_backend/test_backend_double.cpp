@@ -416,15 +416,16 @@ TEST_CASE("device check without device=: HailoRT picks only among devices that p
   }
 }
 
-TEST_CASE("invoke without libhailort names every library it tried") {
+TEST_CASE("a configured libhailort that cannot be used is reported as such; nothing else is tried") {
   Rig rig;
   auto b = loaded(rig.options(true, "/nonexistent/libhailort.so.4.23.0"), th::simple_file());
   Run run;
   auto r = b->invoke(run.ctx());
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == Errc::infer_error);
-  CHECK(r.error().message.rfind("libhailort not found (tried: /nonexistent/libhailort.so.4.23.0 (", 0) == 0);
-  CHECK(run.logged("libhailort not found"));
+  CHECK(r.error().message.rfind("the configured libhailort /nonexistent/libhailort.so.4.23.0 cannot be used: ", 0) == 0);
+  CHECK(r.error().message.find("(no other library is tried)") != std::string::npos);
+  CHECK(run.logged("the configured libhailort"));
   // The default candidates start with HailoRT 4.23's soname and the unversioned link.
   const auto names = hailo8::runtime::HailortLibrary::default_candidates();
   REQUIRE(names.size() >= 2);
@@ -441,9 +442,50 @@ TEST_CASE("an unsupported libhailort version is refused by name") {
   auto r = b->invoke(run.ctx());
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == Errc::infer_error);
-  CHECK(r.error().message == std::string("libhailort 4.17.0 at ") + AISRV_HAILORT_DOUBLE +
-                                 " is not supported: this engine uses the C API layouts of HailoRT 4.20 to 4.23");
+  CHECK(r.error().message == std::string("the configured libhailort ") + AISRV_HAILORT_DOUBLE +
+                                 " cannot be used: HailoRT 4.17.0 is not supported: this engine uses the C API layouts "
+                                 "of HailoRT 4.21 to 4.23 (no other library is tried)");
   CHECK(d.count("hailo_create_vdevice") == 0);
+  // 4.20 has another hailo_nms_shape_t inside hailo_vstream_info_t: refused too, not read with the 4.21 layout.
+  d.set_version(4, 20, 1);
+  auto b2 = loaded(rig.options(), th::simple_file());
+  auto r2 = b2->invoke(run.ctx());
+  REQUIRE_FALSE(r2.ok());
+  CHECK(r2.error().message.find("HailoRT 4.20.1 is not supported") != std::string::npos);
+  for (uint32_t minor : {21u, 22u, 23u}) CHECK(hailo8::runtime::layout_supported({4, minor, 0}));
+  CHECK_FALSE(hailo8::runtime::layout_supported({4, 20, 0}));
+  CHECK_FALSE(hailo8::runtime::layout_supported({4, 24, 0}));
+  CHECK_FALSE(hailo8::runtime::layout_supported({5, 0, 0}));
+}
+
+TEST_CASE("the loader goes on past candidates that do not load, lack functions or have another version") {
+  Double d;
+  d.set_version(4, 20, 0);  // the double at its own path now reports 4.20
+  // A second copy of the double at another path is a separate library, still reporting 4.23.
+  const auto dir = std::filesystem::temp_directory_path() / ("aisrv-hailort-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto copy = (dir / "libhailort.so.4.23.0").string();
+  std::filesystem::copy_file(AISRV_HAILORT_DOUBLE, copy, std::filesystem::copy_options::overwrite_existing);
+  const std::vector<std::string> candidates{"/nonexistent/libhailort.so", "libz.so.1", AISRV_HAILORT_DOUBLE, copy};
+  auto lib = hailo8::runtime::HailortLibrary::open(candidates);
+  REQUIRE_MESSAGE(lib.ok(), (lib ? "" : lib.error().message));
+  CHECK((*lib)->path() == copy);
+  CHECK((*lib)->version().minor == 23);
+  lib->reset();
+
+  // Without the good one: every candidate and its reason, and not "not found" since some loaded.
+  auto none = hailo8::runtime::HailortLibrary::open({"/nonexistent/libhailort.so", "libz.so.1", AISRV_HAILORT_DOUBLE});
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.error().code == Errc::not_supported);
+  const std::string& m = none.error().message;
+  CHECK_MESSAGE(m.rfind("no usable libhailort (tried: /nonexistent/libhailort.so (", 0) == 0, m);
+  CHECK_MESSAGE(m.find("libz.so.1 (lacks hailo_get_library_version") != std::string::npos, m);
+  CHECK_MESSAGE(m.find(std::string(AISRV_HAILORT_DOUBLE) + " (HailoRT 4.20.0 is not supported") != std::string::npos, m);
+  // Nothing loads at all: not found.
+  auto absent = hailo8::runtime::HailortLibrary::open({"/nonexistent/a.so", "/nonexistent/b.so"});
+  REQUIRE_FALSE(absent.ok());
+  CHECK(absent.error().code == Errc::not_found);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("the full HailoRT sequence: configure once, write, read, release") {

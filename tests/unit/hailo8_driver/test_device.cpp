@@ -81,8 +81,9 @@ TEST_CASE("open + identify on a 4.23 driver: request bytes, MD5, CPU and timeout
   CHECK(id->board_name == "Hailo-8");
   REQUIRE(node.calls.size() == 1);
   const auto& call = node.calls[0];
-  CHECK(call.request == std::vector<uint8_t>{0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
-  CHECK(common::hex(std::span<const uint8_t>(call.md5, 16)) == "6a3d1c7fe84cfe2f184d69c2376dcc43");
+  // version 2, flags 0, sequence 1 (the device's first control), opcode 0 (IDENTIFY), no parameters
+  CHECK(call.request == std::vector<uint8_t>{0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0});
+  CHECK(common::hex(std::span<const uint8_t>(call.md5, 16)) == "07b94e01f08c545ec42917fe57b211df");
   CHECK(call.cpu_id == 0);
   CHECK(call.timeout_ms == 1000);
 
@@ -91,6 +92,41 @@ TEST_CASE("open + identify on a 4.23 driver: request bytes, MD5, CPU and timeout
   CHECK(info->neural_network_core_clock_rate == 400000000u);
   REQUIRE(node.calls.size() == 2);
   CHECK(node.calls[1].request[15] == 51);
+  CHECK(node.calls[1].request[11] == 2);  // the next sequence number
+}
+
+TEST_CASE("a signal during FW_CONTROL: reported as interrupted, never resent; a late answer is not taken for another") {
+  HailoDriverDouble fake;
+  auto& node = hailo8(fake, "/dev/hailo0");
+  auto dev = HailoDevice::open("/dev/hailo0", fake);
+  REQUIRE(dev.ok());
+  REQUIRE(dev->identify().ok());
+  const size_t before = node.calls.size();
+
+  // The driver accepted the control, then the wait for the answer was interrupted: exactly one control reached the
+  // firmware and the caller learns it was interrupted (hailo_pci: hailo_fw_control waits interruptibly; HailoRT
+  // returns HAILO_DRIVER_INTERRUPTED and does not resend).
+  node.eintr_after_accept = 1;
+  node.late_answer = true;
+  auto info = dev->device_information();
+  REQUIRE_FALSE(info.ok());
+  CHECK(info.error().code == Errc::interrupted);
+  CHECK(info.error().message.find("GET_DEVICE_INFORMATION") != std::string::npos);
+  CHECK(info.error().message.find("not sent again") != std::string::npos);
+  CHECK(node.calls.size() == before + 1);
+
+  // The next control is answered first with the firmware's late answer to the interrupted one: its sequence number
+  // differs, so it is refused rather than taken as this control's answer.
+  auto again = dev->device_information();
+  REQUIRE_FALSE(again.ok());
+  CHECK(again.error().code == Errc::protocol_error);
+  CHECK_MESSAGE(again.error().message.find("answered as sequence") != std::string::npos, again.error().message);
+  // Sequence numbers are never reused: three different ones went out.
+  CHECK(node.calls.size() == before + 2);
+  CHECK(node.calls[before].request[11] != node.calls[before + 1].request[11]);
+  // And the link is usable afterwards.
+  auto third = dev->device_information();
+  REQUIRE_MESSAGE(third.ok(), (third ? "" : third.error().message));
 }
 
 TEST_CASE("a 4.20 driver (older layout) is accepted and identifies the same way") {

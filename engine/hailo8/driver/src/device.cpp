@@ -33,7 +33,8 @@ Result<HailoDevice> HailoDevice::open(const std::string& path, DriverOpener& ope
   dev.file_ = AISRV_TRY(opener.open(path));
 
   DriverInfo info{};
-  if (int err = dev.file_->ioctl(kIoctlsCurrent.query_driver_info, &info)) {
+  // The two queries only read the driver's state: safe to restart after a signal.
+  if (int err = dev.file_->ioctl(kIoctlsCurrent.query_driver_info, &info, Restart::on_eintr)) {
     // ENOTTY: the node does not speak any ioctl ABI we implement (hailo_pci before 4.18 numbers them differently).
     return make_error(err == ENOTTY ? Errc::incompatible : Errc::io_error, "{}: QUERY_DRIVER_INFO failed: {}", path,
                       ioctl_error_text(err));
@@ -45,7 +46,7 @@ Result<HailoDevice> HailoDevice::open(const std::string& path, DriverOpener& ope
   dev.ioctls_ = ioctl_numbers(dev.version_, dev.abi_);
 
   DeviceProperties props{};
-  if (int err = dev.file_->ioctl(dev.ioctls_.query_device_properties, &props)) {
+  if (int err = dev.file_->ioctl(dev.ioctls_.query_device_properties, &props, Restart::on_eintr)) {
     return make_error(Errc::io_error, "{}: QUERY_DEVICE_PROPERTIES failed: {}", path, ioctl_error_text(err));
   }
   dev.props_ = DevicePropertiesInfo{props.desc_max_page_size, props.board_type, props.allocation_mode,
@@ -67,7 +68,11 @@ Result<ControlResponse> HailoDevice::exchange(uint32_t opcode, std::span<const s
   if (!props_.fw_loaded) {
     return make_error(Errc::io_error, "{}: the driver reports no firmware loaded (hailo8_fw.bin missing?)", path_);
   }
-  const auto request = AISRV_TRY(build_control_request(opcode, params));
+  // Every control gets a sequence number of its own (never reused, never 0), checked in the answer: after an
+  // interrupted control the firmware's late answer to it can never be taken for the answer to a later one.
+  if (++last_sequence_ == 0) last_sequence_ = 1;
+  const uint32_t sequence = last_sequence_;
+  const auto request = AISRV_TRY(build_control_request(opcode, params, sequence));
 
   // The struct is 1.5 KB: keep it off the stack of deep callers.
   auto ctl = std::make_unique<FwControl>();
@@ -79,7 +84,12 @@ Result<ControlResponse> HailoDevice::exchange(uint32_t opcode, std::span<const s
   ctl->timeout_ms = timeout_ms;
   ctl->cpu_id = static_cast<uint32_t>(traits->cpu);
 
-  if (int err = file_->ioctl(ioctls_.fw_control, ctl.get())) {
+  if (int err = file_->ioctl(ioctls_.fw_control, ctl.get(), Restart::never)) {
+    if (err == EINTR)
+      return make_error(Errc::interrupted,
+                        "{}: FW_CONTROL {} (sequence {}) was interrupted by a signal while the driver waited for the "
+                        "firmware's answer; the firmware may have carried it out, so it is not sent again",
+                        path_, traits->name, sequence);
     return make_error(err == ETIMEDOUT ? Errc::timeout : Errc::io_error, "{}: FW_CONTROL {} failed: {}", path_,
                       traits->name, ioctl_error_text(err));
   }
@@ -97,6 +107,11 @@ Result<ControlResponse> HailoDevice::exchange(uint32_t opcode, std::span<const s
   }
   auto parsed = parse_control_response(response, opcode);
   if (!parsed) return make_error(parsed.error().code, "{}: {}", path_, parsed.error().message);
+  if (parsed->sequence != sequence)
+    return make_error(Errc::protocol_error,
+                      "{}: FW_CONTROL {} was sent as sequence {} and answered as sequence {} (a late answer to an "
+                      "earlier, interrupted control?): refused",
+                      path_, traits->name, sequence, parsed->sequence);
   if (auto s = check_control_status(*parsed); !s) return make_error(s.error().code, "{}: {}", path_, s.error().message);
   return parsed;
 }

@@ -1,5 +1,5 @@
 // aisrv hailo8/driver — the real device node: open(2) with O_RDWR | O_CLOEXEC (as libhailort does) and
-// ioctl(2), retried on EINTR.
+// ioctl(2), restarted on EINTR only for requests the caller marks restartable.
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -19,10 +19,10 @@ class LinuxDriverFile final : public DriverFile {
   LinuxDriverFile(const LinuxDriverFile&) = delete;
   LinuxDriverFile& operator=(const LinuxDriverFile&) = delete;
 
-  int ioctl(uint32_t request, void* arg) override {
+  int ioctl(uint32_t request, void* arg, Restart restart) override {
     for (;;) {
       if (::ioctl(fd_, static_cast<unsigned long>(request), arg) >= 0) return 0;
-      if (errno != EINTR) return errno;
+      if (errno != EINTR || restart == Restart::never) return errno;
     }
   }
 

@@ -8,11 +8,17 @@
 namespace aisrv::engine::hailo8::runtime {
 
 std::vector<std::string> HailortLibrary::default_candidates() {
-  return {"libhailort.so.4.23.0", "libhailort.so", "libhailort.so.4.22.0", "libhailort.so.4.21.0",
-          "libhailort.so.4.21.1", "libhailort.so.4.20.0"};
+  // Every release has its own soname (facts §4.1). 4.20.x are listed so that a box with only those gets a clear
+  // refusal naming the version rather than "not found".
+  return {"libhailort.so.4.23.0", "libhailort.so",        "libhailort.so.4.22.0", "libhailort.so.4.21.1",
+          "libhailort.so.4.21.0", "libhailort.so.4.20.1", "libhailort.so.4.20.0"};
 }
 
-bool layout_supported(const LibraryVersion& v) { return v.major == 4 && v.minor >= 20 && v.minor <= 23; }
+// 4.21.0-4.23.0 share one hailort.h (byte-identical, facts §3.9): the layouts declared in hailort_abi.hpp. 4.20.x has
+// another hailo_nms_shape_t inside hailo_vstream_info_t (a union of max_bboxes_per_class / max_bboxes_total at 4,
+// max_accumulated_mask_size at 8, order_type at 12) and lacks status codes 91-93, so it is refused rather than read
+// with the wrong layout.
+bool layout_supported(const LibraryVersion& v) { return v.major == 4 && v.minor >= 21 && v.minor <= 23; }
 
 namespace {
 template <typename Fn>
@@ -28,24 +34,15 @@ bool resolve(void* handle, const char* name, Fn& slot, std::string& missing) {
 }
 }  // namespace
 
-Result<std::unique_ptr<HailortLibrary>> HailortLibrary::open(const std::vector<std::string>& candidates) {
-  std::string tried;
-  void* handle = nullptr;
-  std::string path;
-  for (const auto& c : candidates) {
-    dlerror();
-    handle = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle) {
-      path = c;
-      break;
-    }
+Result<std::unique_ptr<HailortLibrary>> HailortLibrary::try_one(const std::string& path) {
+  dlerror();
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
     const char* why = dlerror();
-    tried += fmt::format("{}{} ({})", tried.empty() ? "" : "; ", c, why ? why : "not loadable");
+    return make_error(Errc::not_found, "{}", why ? why : "not loadable");
   }
-  if (!handle) return make_error(Errc::not_found, "libhailort not found (tried: {})", tried);
-
   std::unique_ptr<HailortLibrary> lib(new HailortLibrary());
-  lib->handle_ = handle;
+  lib->handle_ = handle;  // closed by the destructor when this candidate is not taken
   lib->path_ = path;
   std::string missing;
   HailortApi& a = lib->api_;
@@ -70,21 +67,38 @@ Result<std::unique_ptr<HailortLibrary>> HailortLibrary::open(const std::vector<s
   resolve(handle, "hailo_get_output_vstream_frame_size", a.get_output_vstream_frame_size, missing);
   resolve(handle, "hailo_vstream_write_raw_buffer", a.vstream_write_raw_buffer, missing);
   resolve(handle, "hailo_vstream_read_raw_buffer", a.vstream_read_raw_buffer, missing);
-  if (!missing.empty())
-    return make_error(Errc::not_supported, "libhailort at {} lacks {}: not a usable HailoRT 4.x", path, missing);
+  if (!missing.empty()) return make_error(Errc::not_supported, "lacks {}: not a usable HailoRT 4.x", missing);
 
   hailort_abi::hailo_version_t v{};
   const auto status = a.get_library_version(&v);
   if (status != hailort_abi::HAILO_SUCCESS)
-    return make_error(Errc::not_supported, "libhailort at {}: hailo_get_library_version failed with {}", path,
-                      lib->status_name(status));
+    return make_error(Errc::not_supported, "hailo_get_library_version failed with {}", lib->status_name(status));
   lib->version_ = LibraryVersion{v.major, v.minor, v.revision};
   if (!layout_supported(lib->version_))
     return make_error(Errc::not_supported,
-                      "libhailort {}.{}.{} at {} is not supported: this engine uses the C API layouts of HailoRT "
-                      "4.20 to 4.23",
-                      v.major, v.minor, v.revision, path);
+                      "HailoRT {}.{}.{} is not supported: this engine uses the C API layouts of HailoRT 4.21 to 4.23",
+                      v.major, v.minor, v.revision);
   return lib;
+}
+
+Result<std::unique_ptr<HailortLibrary>> HailortLibrary::open(const std::vector<std::string>& candidates) {
+  std::string tried;
+  bool any_loaded = false;
+  for (const auto& c : candidates) {
+    auto lib = try_one(c);
+    if (lib) return lib;
+    any_loaded = any_loaded || lib.error().code != Errc::not_found;
+    tried += fmt::format("{}{} ({})", tried.empty() ? "" : "; ", c, lib.error().message);
+  }
+  if (!any_loaded) return make_error(Errc::not_found, "libhailort not found (tried: {})", tried);
+  return make_error(Errc::not_supported, "no usable libhailort (tried: {})", tried);
+}
+
+Result<std::unique_ptr<HailortLibrary>> HailortLibrary::open_path(const std::string& path) {
+  auto lib = try_one(path);
+  if (lib) return lib;
+  return make_error(lib.error().code, "the configured libhailort {} cannot be used: {} (no other library is tried)",
+                    path, lib.error().message);
 }
 
 HailortLibrary::~HailortLibrary() {

@@ -37,7 +37,8 @@ enum class Errc : uint32_t {
   protocol_error,  // the peer sent something the framing does not allow
   incompatible,    // protocol versions do not overlap
   not_found,       // no such device / file / endpoint
-  invalid_argument // a local caller passed something unusable (CLI, API)
+  invalid_argument, // a local caller passed something unusable (CLI, API)
+  interrupted       // a system call was interrupted after its effect may have happened (not retried)
 };
 
 // Wire status bit for an error code (local-only codes map to ERROR_INTERNAL).

@@ -1,8 +1,9 @@
 // aisrv hailo8/driver — one open Hailo-8: opening checks the driver version (QUERY_DRIVER_INFO, any version we
 // have a layout for) and the board (QUERY_DEVICE_PROPERTIES: a Hailo-8 on PCIe), then firmware controls go through
 // HAILO_FW_CONTROL with the MD5 of the request, the CPU the opcode belongs to and HailoRT's 1 s timeout, and come
-// back MD5-checked and parsed. The sequence number is always 0, as libhailort uses on PCIe (safe with several
-// processes). Non-critical opcodes are refused when the firmware (reported by IDENTIFY) is not a version whose
+// back MD5-checked and parsed. Each control carries a sequence number of its own (libhailort sends 0 on PCIe; the
+// firmware echoes whatever it gets), checked in the answer; a control interrupted by a signal is reported
+// (Errc::interrupted), never resent. Non-critical opcodes are refused when the firmware (reported by IDENTIFY) is not a version whose
 // control layouts we know, as HailoRT does for versions other than its own.
 #pragma once
 
@@ -63,6 +64,7 @@ class HailoDevice {
   IoctlNumbers ioctls_{};
   DevicePropertiesInfo props_;
   std::optional<FirmwareVersion> firmware_;  // known after identify()
+  uint32_t last_sequence_ = 0;                // of the last control sent
 };
 
 // Whether non-critical controls may be sent to firmware `fw` (major.minor of a supported driver version).

@@ -11,12 +11,18 @@
 
 namespace aisrv::engine::hailo8::driver {
 
+// What to do when a signal interrupts an ioctl (EINTR). Only requests without side effects may be restarted: the
+// driver may have acted on the others before it was interrupted (FW_CONTROL: the control is on the chip already and
+// the driver was only waiting for the answer), so restarting them would repeat the effect. HailoRT never restarts
+// (hailort: `run_hailo_ioctl` returns the errno; EINTR becomes HAILO_DRIVER_INTERRUPTED).
+enum class Restart { on_eintr, never };
+
 class DriverFile {
  public:
   virtual ~DriverFile() = default;
   // ioctl(fd, request, arg); `arg` points to ioc::size_of(request) bytes (nullptr for size-0 requests).
-  // Returns 0, or the errno the call failed with.
-  virtual int ioctl(uint32_t request, void* arg) = 0;
+  // Returns 0, or the errno the call failed with (EINTR only with Restart::never).
+  virtual int ioctl(uint32_t request, void* arg, Restart restart) = 0;
 };
 
 class DriverOpener {

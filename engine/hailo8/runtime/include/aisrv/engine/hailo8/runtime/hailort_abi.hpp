@@ -1,6 +1,6 @@
 // aisrv hailo8/runtime — our own declarations of the few HailoRT C API types and functions the engine calls, for
 // loading libhailort at run time (no build-time dependency on HailoRT). Layouts, values and signatures are those of
-// HailoRT 4.20-4.23 (identical there) as measured in hailort-c-api-facts.md §2-3; every struct size and the offsets
+// HailoRT 4.21-4.23 (one and the same hailort.h) as measured in hailort-c-api-facts.md §2-3; every struct size and the offsets
 // we rely on are pinned by static_asserts. LP64 only (x86_64, aarch64), like the measurements.
 #pragma once
 
@@ -98,7 +98,8 @@ struct hailo_quant_info_t {
 };
 static_assert(sizeof(hailo_quant_info_t) == 16);
 
-// 4.20+ layout (4.17-4.19 lack max_bboxes_total and are refused by the loader).
+// 4.21+ layout. 4.20.x differs (a union of max_bboxes_per_class / max_bboxes_total at 4, max_accumulated_mask_size
+// at 8, order_type at 12) and 4.17-4.19 lack max_bboxes_total: the loader refuses both.
 struct hailo_nms_shape_t {
   uint32_t number_of_classes;
   uint32_t max_bboxes_per_class;

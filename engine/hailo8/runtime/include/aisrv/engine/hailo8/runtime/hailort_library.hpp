@@ -1,6 +1,6 @@
 // aisrv hailo8/runtime — libhailort loaded at run time with dlopen: the candidate file names (or an injected path),
 // the function table resolved with dlsym, and the library version check (the struct layouts we declare are those of
-// HailoRT 4.20-4.23). Loading a real libhailort runs its static initialiser, which opens log files (hailort.log in
+// HailoRT 4.21-4.23, whose hailort.h is one and the same file). Loading a real libhailort runs its static initialiser, which opens log files (hailort.log in
 // the working directory unless HAILORT_LOGGER_PATH says otherwise; hailort-c-api-facts.md §4.2).
 #pragma once
 
@@ -48,10 +48,13 @@ class HailortLibrary {
   // the other releases whose layouts we implement (each minor release has its own soname, facts §4.1).
   static std::vector<std::string> default_candidates();
 
-  // Opens the first candidate that loads (a name without '/' goes through the dynamic linker's search path),
-  // resolves every function and checks the version. Errors (Errc::not_found when nothing loads, naming every
-  // candidate and why; Errc::not_supported for a missing symbol or an unsupported version) say which.
+  // Takes the first candidate that loads, has every function and a supported version (a name without '/' goes
+  // through the dynamic linker's search path); a candidate that fails any of these is closed and the next one tried.
+  // The error names every candidate with its reason: Errc::not_found when none loaded at all, Errc::not_supported
+  // when some loaded but were refused (missing symbol, unsupported version).
   static Result<std::unique_ptr<HailortLibrary>> open(const std::vector<std::string>& candidates);
+  // An explicitly configured library (the engine's hailort= option): tried alone, its failure reported as such.
+  static Result<std::unique_ptr<HailortLibrary>> open_path(const std::string& path);
 
   ~HailortLibrary();
   HailortLibrary(const HailortLibrary&) = delete;
@@ -65,6 +68,7 @@ class HailortLibrary {
 
  private:
   HailortLibrary() = default;
+  static Result<std::unique_ptr<HailortLibrary>> try_one(const std::string& path);
   void* handle_ = nullptr;
   std::string path_;
   HailortApi api_;
