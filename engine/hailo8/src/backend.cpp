@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "aisrv/engine/hailo8/hef/reader.hpp"
 #include "aisrv/engine/hailo8/runtime/hailort_library.hpp"
@@ -196,8 +199,10 @@ class Hailo8Backend final : public InferenceBackend {
                                           : runtime::HailortLibrary::open_path(options_.hailort);
       if (!lib) return Error{Errc::infer_error, lib.error().message};
       library_ = std::move(*lib);
-      log_line(log, fmt::format("hailo8: loaded libhailort {}.{}.{} ({})", library_->version().major,
-                                library_->version().minor, library_->version().revision, library_->path()));
+      const char* logs = std::getenv("HAILORT_LOGGER_PATH");
+      log_line(log, fmt::format("hailo8: loaded libhailort {}.{}.{} ({}); its log: {}/hailort.log",
+                                library_->version().major, library_->version().minor, library_->version().revision,
+                                library_->path(), logs ? logs : "."));
     }
     std::vector<runtime::TensorSpec> in_specs, out_specs;
     for (const auto& t : inputs_) in_specs.push_back(t.spec());
@@ -205,6 +210,7 @@ class Hailo8Backend final : public InferenceBackend {
     runtime::SessionOptions so;
     so.device_id = device.board_location;
     so.hef_hint = hef_hint_;
+    so.vstream_timeout_ms = options_.timeout_ms;
     auto session = runtime::Session::open(*library_, model_, in_specs, out_specs, so);
     if (!session) return std::move(session).error();
     session_ = std::move(*session);
@@ -238,10 +244,21 @@ Result<Hailo8Options> hailo8_options(const engine::EngineSpec& spec) {
       auto f = parse_float_io(value);
       if (!f) return make_error(Errc::invalid_argument, "engine spec '{}': {}", spec.text, f.error().message);
       o.float_io = *f;
+    } else if (key == "log-dir") {
+      if (value.empty() || value[0] != '/')
+        return make_error(Errc::invalid_argument, "engine spec '{}': log-dir needs an absolute path", spec.text);
+      o.log_dir = value;
+    } else if (key == "timeout") {
+      char* end = nullptr;
+      const unsigned long ms = std::strtoul(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || ms == 0 || ms > 3'600'000)
+        return make_error(Errc::invalid_argument, "engine spec '{}': timeout={} is not 1..3600000 milliseconds",
+                          spec.text, value);
+      o.timeout_ms = static_cast<uint32_t>(ms);
     } else {
       return make_error(Errc::invalid_argument,
-                        "engine spec '{}': hailo8 has no option '{}' (it takes device=, hailort=, float=)", spec.text,
-                        key);
+                        "engine spec '{}': hailo8 has no option '{}' (it takes device=, hailort=, float=, timeout=, log-dir=)",
+                        spec.text, key);
     }
   }
   return o;
@@ -251,13 +268,36 @@ std::unique_ptr<engine::InferenceBackend> make_hailo8_backend(Hailo8Options opti
   return std::make_unique<Hailo8Backend>(std::move(options));
 }
 
+std::string prepare_hailort_log_dir(const Hailo8Options& options) {
+  if (const char* set = std::getenv("HAILORT_LOGGER_PATH"); set && *set) return set;  // the user's choice wins
+  std::string dir = options.log_dir;
+  auto first_of = [](const char* list) {  // systemd passes "A:B" for several directories
+    std::string s = list ? list : "";
+    return s.substr(0, s.find(':'));
+  };
+  if (dir.empty()) dir = first_of(std::getenv("STATE_DIRECTORY"));
+  if (dir.empty()) dir = first_of(std::getenv("RUNTIME_DIRECTORY"));
+  if (dir.empty())
+    if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x && *x) dir = std::string(x) + "/aisrv";
+  if (dir.empty()) dir = fmt::format("/tmp/aisrv-{}", ::geteuid());
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) {
+    std::filesystem::create_directories(dir, ec);
+    std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
+  }
+  ::setenv("HAILORT_LOGGER_PATH", dir.c_str(), 0);
+  return dir;
+}
+
 void register_hailo8_backend(engine::BackendRegistry& registry) {
   registry.add("hailo8",
                "Hailo-8 NPU running HEF models through libhailort (device=/dev/hailoN, hailort=PATH to the library, "
-               "float=in|out|both: float32 tensors converted by the engine)",
+               "float=in|out|both: float32 tensors converted by the engine, timeout=MS for the device's answers, "
+               "default 10000)",
                [](const engine::EngineSpec& spec) -> Result<std::unique_ptr<engine::InferenceBackend>> {
                  auto o = hailo8_options(spec);
                  if (!o) return std::move(o).error();
+                 prepare_hailort_log_dir(*o);
                  return make_hailo8_backend(std::move(*o));
                });
 }

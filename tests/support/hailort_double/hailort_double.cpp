@@ -1,9 +1,13 @@
 // aisrv tests — a test double of libhailort: the C functions the hailo8 engine calls, with HailoRT 4.23's
-// signatures and struct layouts (declared in engine/hailo8/runtime/.../hailort_abi.hpp, pinned to the facts by
-// static_asserts), checking their arguments the way the real library does (NULL pointers, capacities, frame sizes,
-// handle validity, scheduler semantics), recording every call and returning scripted data. Built as a shared
-// library so the backend loads it with dlopen exactly like the real one. Test-only; never shipped.
+// signatures and struct layouts in its own declarations (hailort_c_api.h, transcribed from the facts — never the
+// product's hailort_abi.hpp), checking their arguments the way the real library does (NULL pointers, capacities,
+// frame sizes, handle validity, scheduler semantics), recording every call and returning scripted data. Where the
+// real library waits, the double waits: a read with no frame blocks up to the vstream's timeout (default 10 000 ms)
+// before HAILO_TIMEOUT. Built as a shared library so the backend loads it with dlopen exactly like the real one.
+// Test-only; never shipped.
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -12,10 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "aisrv/engine/hailo8/runtime/hailort_abi.hpp"
+#include "hailort_c_api.h"
 #include "hailort_double_control.h"
-
-using namespace aisrv::engine::hailo8::hailort_abi;
 
 namespace {
 
@@ -29,6 +31,7 @@ struct VStream {
 
 struct State {
   std::mutex mu;
+  std::condition_variable frames;  // a write may let a waiting read go on
   hailo_version_t version{4, 23, 0};
   std::vector<VStream> vstreams;
   std::map<std::string, std::vector<uint8_t>> outputs;
@@ -40,6 +43,8 @@ struct State {
   std::vector<uint8_t> hef;
   std::set<void*> vdevices, hefs, groups, vstream_handles;
   std::map<void*, size_t> handle_vstream;  // handle -> index into vstreams
+  std::map<void*, uint32_t> handle_timeout;  // handle -> the vstream's timeout_ms from its params
+  std::vector<std::string> devices;          // what hailo_scan_devices finds
   int next = 1;
 };
 
@@ -58,7 +63,7 @@ void record(State& s, const std::string& line) {
 // Scripted failure for `fn`, else HAILO_SUCCESS.
 hailo_status scripted(State& s, const char* fn) {
   auto it = s.failures.find(fn);
-  return it == s.failures.end() ? HAILO_SUCCESS : it->second;
+  return it == s.failures.end() ? HAILO_SUCCESS : static_cast<hailo_status>(it->second);
 }
 
 std::vector<size_t> sorted_by_name(const State& s, int direction) {
@@ -85,8 +90,8 @@ hailo_status make_params(State& s, const char* fn, hailo_configured_network_grou
     std::memset(&params[i], 0, sizeof params[i]);
     std::snprintf(params[i].name, sizeof params[i].name, "%s", s.vstreams[idx[i]].name.c_str());
     params[i].params.user_buffer_format.type = type;
-    params[i].params.timeout_ms = 10000;
-    params[i].params.queue_size = 2;
+    params[i].params.timeout_ms = HAILO_DEFAULT_VSTREAM_TIMEOUT_MS;
+    params[i].params.queue_size = HAILO_DEFAULT_VSTREAM_QUEUE_SIZE;
   }
   *count = idx.size();
   return HAILO_SUCCESS;
@@ -103,19 +108,21 @@ hailo_status create_vstreams(State& s, const char* fn, hailo_configured_network_
   if (!s.groups.count(g)) return HAILO_INVALID_ARGUMENT;
   if (auto st = scripted(s, fn)) return st;
   // Like HailoRT: handles come out in name order whatever the order of the params.
-  std::vector<size_t> chosen;
+  std::vector<std::pair<size_t, uint32_t>> chosen;  // vstream, timeout
   for (size_t i = 0; i < count; ++i) {
     size_t k = 0;
     while (k < s.vstreams.size() && !(s.vstreams[k].direction == direction && s.vstreams[k].name == params[i].name))
       ++k;
     if (k == s.vstreams.size()) return HAILO_NOT_FOUND;
-    chosen.push_back(k);
+    chosen.emplace_back(k, params[i].params.timeout_ms);
   }
-  std::sort(chosen.begin(), chosen.end(), [&](size_t a, size_t b) { return s.vstreams[a].name < s.vstreams[b].name; });
+  std::sort(chosen.begin(), chosen.end(),
+            [&](const auto& a, const auto& b) { return s.vstreams[a.first].name < s.vstreams[b.first].name; });
   for (size_t i = 0; i < chosen.size(); ++i) {
     void* h = new_handle(s);
     s.vstream_handles.insert(h);
-    s.handle_vstream[h] = chosen[i];
+    s.handle_vstream[h] = chosen[i].first;
+    s.handle_timeout[h] = chosen[i].second;
     out[i] = static_cast<Handle>(h);
   }
   return HAILO_SUCCESS;
@@ -135,8 +142,8 @@ hailo_status vstream_info(State& s, void* h, hailo_vstream_info_t* info, int dir
   std::memset(info, 0, sizeof *info);
   std::snprintf(info->name, sizeof info->name, "%s", v->name.c_str());
   info->direction = static_cast<hailo_stream_direction_t>(direction);
-  info->format.type = v->type;
-  info->format.order = v->order;
+  info->format.type = static_cast<hailo_format_type_t>(v->type);
+  info->format.order = static_cast<hailo_format_order_t>(v->order);
   info->shape = hailo_3d_image_shape_t{v->h, v->w, v->f};
   return HAILO_SUCCESS;
 }
@@ -157,6 +164,7 @@ hailo_status release_vstreams(State& s, const char* fn, const Handle* handles, s
     void* h = handles[i];
     if (!s.vstream_handles.erase(h)) return HAILO_INVALID_ARGUMENT;
     s.handle_vstream.erase(h);
+    s.handle_timeout.erase(h);
   }
   return HAILO_SUCCESS;
 }
@@ -183,6 +191,21 @@ void aisrv_hailort_double_reset(void) {
   s.groups.clear();
   s.vstream_handles.clear();
   s.handle_vstream.clear();
+  s.handle_timeout.clear();
+  s.devices.clear();
+}
+
+void aisrv_hailort_double_set_devices(const char* ids) {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  s.devices.clear();
+  std::string all = ids ? ids : "";
+  for (size_t at = 0; at < all.size();) {
+    const size_t comma = all.find(',', at);
+    s.devices.push_back(all.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
 }
 
 void aisrv_hailort_double_set_version(uint32_t major, uint32_t minor, uint32_t revision) {
@@ -203,6 +226,7 @@ void aisrv_hailort_double_set_output(const char* name, const void* data, size_t 
   std::lock_guard lock(s.mu);
   const auto* p = static_cast<const uint8_t*>(data);
   s.outputs[name].assign(p, p + size);
+  s.frames.notify_all();
 }
 
 void aisrv_hailort_double_fail(const char* function, int32_t status) {
@@ -252,20 +276,34 @@ hailo_status hailo_get_library_version(hailo_version_t* version) {
 }
 
 const char* hailo_get_status_message(hailo_status status) {
-  // HailoRT returns the enum identifier; the double knows the ones the tests use.
+  // As hailort.cpp's hailo_get_status_message: the enum identifier for every code of the table, NULL (after
+  // logging an error) for a code at or above HAILO_STATUS_COUNT.
   switch (status) {
-    case HAILO_SUCCESS: return "HAILO_SUCCESS";
-    case HAILO_INVALID_ARGUMENT: return "HAILO_INVALID_ARGUMENT";
-    case HAILO_TIMEOUT: return "HAILO_TIMEOUT";
-    case HAILO_INSUFFICIENT_BUFFER: return "HAILO_INSUFFICIENT_BUFFER";
-    case HAILO_NOT_FOUND: return "HAILO_NOT_FOUND";
-    case HAILO_OUT_OF_PHYSICAL_DEVICES: return "HAILO_OUT_OF_PHYSICAL_DEVICES";
-    case HAILO_DEVICE_IN_USE: return "HAILO_DEVICE_IN_USE";
-    case HAILO_INVALID_DRIVER_VERSION: return "HAILO_INVALID_DRIVER_VERSION";
-    case HAILO_HEF_NOT_SUPPORTED: return "HAILO_HEF_NOT_SUPPORTED";
-    case HAILO_HEF_NOT_COMPATIBLE_WITH_DEVICE: return "HAILO_HEF_NOT_COMPATIBLE_WITH_DEVICE";
+#define HAILORT_DOUBLE_NAME(value, name) \
+  case name: return #name;
+    HAILORT_DOUBLE_STATUSES(HAILORT_DOUBLE_NAME)
+#undef HAILORT_DOUBLE_NAME
     default: return nullptr;
   }
+}
+
+// As hailort.cpp: params must be NULL; a capacity below the count found answers HAILO_INSUFFICIENT_BUFFER with the
+// count written back.
+hailo_status hailo_scan_devices(void* params, hailo_device_id_t* device_ids, size_t* device_ids_length) {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  record(s, "hailo_scan_devices");
+  if (params || !device_ids || !device_ids_length) return HAILO_INVALID_ARGUMENT;
+  if (*device_ids_length < s.devices.size()) {
+    *device_ids_length = s.devices.size();
+    return HAILO_INSUFFICIENT_BUFFER;
+  }
+  for (size_t i = 0; i < s.devices.size(); ++i) {
+    std::memset(device_ids[i].id, 0, sizeof device_ids[i].id);
+    std::snprintf(device_ids[i].id, sizeof device_ids[i].id, "%s", s.devices[i].c_str());
+  }
+  *device_ids_length = s.devices.size();
+  return HAILO_SUCCESS;
 }
 
 hailo_status hailo_init_vdevice_params(hailo_vdevice_params_t* params) {
@@ -275,7 +313,7 @@ hailo_status hailo_init_vdevice_params(hailo_vdevice_params_t* params) {
   record(s, "hailo_init_vdevice_params");
   params->device_count = 1;
   params->device_ids = nullptr;
-  params->scheduling_algorithm = 1;  // ROUND_ROBIN
+  params->scheduling_algorithm = HAILO_SCHEDULING_ALGORITHM_ROUND_ROBIN;
   params->group_id = "UNIQUE";
   params->multi_process_service = false;
   return HAILO_SUCCESS;
@@ -299,6 +337,13 @@ hailo_status hailo_create_vdevice(hailo_vdevice_params_t* params, hailo_vdevice*
   }
   record(s, line);
   if (auto st = scripted(s, "hailo_create_vdevice")) return st;
+  // With a scanned device list set, an id HailoRT does not see is refused as the real one does (facts §7:
+  // HAILO_INVALID_ARGUMENT and "device_id ... not found" in its log); no list set: every id is taken.
+  if (params && params->device_ids && !s.devices.empty())
+    for (uint32_t i = 0; i < params->device_count; ++i)
+      if (std::find(s.devices.begin(), s.devices.end(),
+                    std::string(params->device_ids[i].id, strnlen(params->device_ids[i].id, 32))) == s.devices.end())
+        return HAILO_INVALID_ARGUMENT;
   void* h = new_handle(s);
   s.vdevices.insert(h);
   *vdevice = static_cast<hailo_vdevice>(h);
@@ -448,26 +493,33 @@ hailo_status hailo_vstream_write_raw_buffer(hailo_input_vstream h, const void* b
   const auto* p = static_cast<const uint8_t*>(buffer);
   s.written[v->name].assign(p, p + size);
   ++s.writes[v->name];
+  s.frames.notify_all();
   return HAILO_SUCCESS;
 }
 
 hailo_status hailo_vstream_read_raw_buffer(hailo_output_vstream h, void* buffer, size_t size) {
   State& s = state();
-  std::lock_guard lock(s.mu);
+  std::unique_lock lock(s.mu);
   const VStream* v = vstream_of(s, h, 1);
   record(s, "hailo_vstream_read_raw_buffer " + (v ? v->name : std::string("?")) + " size=" + std::to_string(size));
   if (!v || !buffer) return HAILO_INVALID_ARGUMENT;
   if (auto st = scripted(s, "hailo_vstream_read_raw_buffer")) return st;
   if (size != v->frame) return HAILO_INVALID_ARGUMENT;
-  // The scheduler runs a frame once every input of the group has one; each output yields one frame per run.
-  uint64_t frames = UINT64_MAX;
-  for (const auto& in : s.vstreams)
-    if (in.direction == 0) frames = std::min(frames, s.writes[in.name]);
-  if (frames == UINT64_MAX || s.reads[v->name] >= frames) return HAILO_TIMEOUT;
-  auto it = s.outputs.find(v->name);
-  if (it == s.outputs.end() || it->second.size() != size) return HAILO_TIMEOUT;
-  std::memcpy(buffer, it->second.data(), size);
-  ++s.reads[v->name];
+  // The scheduler runs a frame once every input of the group has one; each output yields one frame per run. With no
+  // frame ready the read waits, as the real one does, up to the vstream's timeout (hailort: OutputVStream::read ->
+  // the pipeline's queue dequeue with the vstream's timeout_ms), then HAILO_TIMEOUT.
+  const std::string name = v->name;
+  auto ready = [&] {
+    uint64_t frames = UINT64_MAX;
+    for (const auto& in : s.vstreams)
+      if (in.direction == 0) frames = std::min(frames, s.writes[in.name]);
+    auto it = s.outputs.find(name);
+    return frames != UINT64_MAX && s.reads[name] < frames && it != s.outputs.end() && it->second.size() == size;
+  };
+  const auto timeout = std::chrono::milliseconds(s.handle_timeout[h]);
+  if (!s.frames.wait_for(lock, timeout, ready)) return HAILO_TIMEOUT;
+  std::memcpy(buffer, s.outputs[name].data(), size);
+  ++s.reads[name];
   return HAILO_SUCCESS;
 }
 

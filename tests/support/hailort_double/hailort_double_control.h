@@ -28,6 +28,8 @@ const char* aisrv_hailort_double_log(void);
 size_t aisrv_hailort_double_written(const char* name, void* out, size_t capacity);
 /* The HEF bytes given to hailo_create_hef_buffer; returns the size, copies at most `capacity` bytes. */
 size_t aisrv_hailort_double_hef(void* out, size_t capacity);
+/* The device ids hailo_scan_devices reports, comma-separated (e.g. "0000:03:00.0"); empty: none. */
+void aisrv_hailort_double_set_devices(const char* ids);
 /* Handles created and not yet released (vdevices + hefs + vstreams); 0 after a clean teardown. */
 int aisrv_hailort_double_live_handles(void);
 

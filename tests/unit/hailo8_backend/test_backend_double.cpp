@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -49,6 +50,7 @@ struct Double {
   decltype(&aisrv_hailort_double_written) written = nullptr;
   decltype(&aisrv_hailort_double_hef) hef = nullptr;
   decltype(&aisrv_hailort_double_live_handles) live = nullptr;
+  decltype(&aisrv_hailort_double_set_devices) set_devices = nullptr;
 
   Double() {
     handle = dlopen(AISRV_HAILORT_DOUBLE, RTLD_NOW | RTLD_LOCAL);
@@ -67,6 +69,7 @@ struct Double {
     get(written, "aisrv_hailort_double_written");
     get(hef, "aisrv_hailort_double_hef");
     get(live, "aisrv_hailort_double_live_handles");
+    get(set_devices, "aisrv_hailort_double_set_devices");
     reset();
   }
   ~Double() { dlclose(handle); }
@@ -160,7 +163,7 @@ TEST_CASE("the registry knows hailo8 and its options") {
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().code == Errc::invalid_argument);
   CHECK(bad.error().message ==
-        "engine spec 'hailo8:kernels=opt': hailo8 has no option 'kernels' (it takes device=, hailort=, float=)");
+        "engine spec 'hailo8:kernels=opt': hailo8 has no option 'kernels' (it takes device=, hailort=, float=, timeout=, log-dir=)");
   // float=: which tensors are float32 for the user; a bare `float` means both.
   for (const auto& [text, expected] : std::vector<std::pair<std::string, std::string>>{
            {"hailo8:float=in", "in"}, {"hailo8:float=out", "out"}, {"hailo8:float=both", "both"},
@@ -584,8 +587,10 @@ TEST_CASE("HailoRT failures are named with the status and what it means") {
        "hailo_create_vdevice failed with HAILO_INVALID_DRIVER_VERSION(76): driver version unsupported: the "
        "hailo_pci driver's version differs from libhailort's (HailoRT requires an exact match)"},
       {"hailo_create_vdevice", 86,
-       "hailo_create_vdevice failed with status 86: driver version unsupported: the hailo_pci driver does not know "
-       "libhailort's ioctls"},
+       "hailo_create_vdevice failed with HAILO_DRIVER_INVALID_IOCTL(86): driver version unsupported: the hailo_pci "
+       "driver does not know libhailort's ioctls"},
+      // A code above HAILO_STATUS_COUNT (94 in 4.21-4.23): hailo_get_status_message answers NULL, as the real one does.
+      {"hailo_configure_vdevice", 200, "hailo_configure_vdevice failed with status 200"},
       {"hailo_configure_vdevice", 93,
        "hailo_configure_vdevice failed with HAILO_HEF_NOT_COMPATIBLE_WITH_DEVICE(93): the HEF was compiled for "
        "another architecture than the device's"},
@@ -936,4 +941,90 @@ TEST_CASE("float I/O the transforms cannot do is refused at load, naming the ten
     CHECK(r.error().code == Errc::model_error);
     CHECK(r.error().message == "vstream 'net/fc1': quantization scale 0.5 / zero point inf is not a usable number");
   }
+}
+
+TEST_CASE("a read with no frame waits the vstream's timeout (timeout=MS, written into the params), then times out") {
+  // The double waits like HailoRT (a read blocks up to the vstream's timeout_ms); the engine's timeout= option is
+  // what keeps a stalled device from holding an inference for HailoRT's default 10 s.
+  Double d;
+  d.add_vstream("net/input_layer1", 0, 1, 6, 1, 1, 16, 16);
+  d.add_vstream("net/fc1", 1, 1, 6, 1, 1, 10, 10);  // no output data scripted: the device never answers
+  Rig rig;
+  auto o = rig.options();
+  o.timeout_ms = 300;
+  auto b = loaded(std::move(o), th::simple_file());
+  Run run;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = b->invoke(run.ctx());
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  REQUIRE_FALSE(r.ok());
+  CHECK_MESSAGE(r.error().message.find("HAILO_TIMEOUT(4)") != std::string::npos, r.error().message);
+  CHECK(waited >= std::chrono::milliseconds(300));
+  CHECK(waited < std::chrono::seconds(5));
+  CHECK(std::string(d.log()).find("hailo_vstream_read_raw_buffer net/fc1") != std::string::npos);
+
+  // The option is parsed from the engine spec and refused when malformed.
+  auto spec = engine::parse_engine_spec("hailo8:timeout=250");
+  REQUIRE(spec.ok());
+  auto parsed = hailo8::hailo8_options(*spec);
+  REQUIRE(parsed.ok());
+  CHECK(parsed->timeout_ms == 250);
+  for (const char* bad : {"hailo8:timeout=0", "hailo8:timeout=soon", "hailo8:timeout=99999999"}) {
+    auto s = engine::parse_engine_spec(bad);
+    REQUIRE(s.ok());
+    CHECK_FALSE(hailo8::hailo8_options(*s).ok());
+  }
+}
+
+TEST_CASE("HailoRT cannot use the device our check accepted: the id asked for and the devices HailoRT sees are named") {
+  Double d;
+  script_simple(d);
+  d.set_devices("0000:07:00.0");  // HailoRT sees another device than the one the driver check picked
+  Rig rig;
+  auto b = loaded(rig.options(), th::simple_file());
+  Run run;
+  auto r = b->invoke(run.ctx());
+  REQUIRE_FALSE(r.ok());
+  const std::string& m = r.error().message;
+  CHECK_MESSAGE(m.find("hailo_create_vdevice failed with HAILO_INVALID_ARGUMENT(2)") != std::string::npos, m);
+  CHECK_MESSAGE(m.find("asked for device ") != std::string::npos, m);
+  CHECK_MESSAGE(m.find("HailoRT sees 0000:07:00.0") != std::string::npos, m);
+  CHECK(d.count("hailo_scan_devices") == 1);
+
+  d.set_devices("");
+  d.fail("hailo_create_vdevice", 2);
+  auto b2 = loaded(rig.options(), th::simple_file());
+  auto r2 = b2->invoke(run.ctx());
+  REQUIRE_FALSE(r2.ok());
+  CHECK_MESSAGE(r2.error().message.find("HailoRT sees no device") != std::string::npos, r2.error().message);
+}
+
+TEST_CASE("libhailort's log goes to the state directory (or log-dir=), never the working directory; the user's wins") {
+  const char* before = std::getenv("HAILORT_LOGGER_PATH");
+  const std::string saved = before ? before : "";
+  const auto dir = std::filesystem::temp_directory_path() / ("aisrv-hailort-log-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+
+  ::unsetenv("HAILORT_LOGGER_PATH");
+  ::setenv("STATE_DIRECTORY", dir.c_str(), 1);  // as systemd sets it for StateDirectory=aisrv
+  CHECK(hailo8::prepare_hailort_log_dir(hailo8::Hailo8Options{}) == dir.string());
+  CHECK(std::filesystem::is_directory(dir));
+  CHECK((std::filesystem::status(dir).permissions() & std::filesystem::perms::others_all) ==
+        std::filesystem::perms::none);
+  CHECK(std::string(std::getenv("HAILORT_LOGGER_PATH")) == dir.string());
+  ::unsetenv("STATE_DIRECTORY");
+
+  // log-dir= when no state directory; a HAILORT_LOGGER_PATH the user set is never overridden
+  ::unsetenv("HAILORT_LOGGER_PATH");
+  hailo8::Hailo8Options o;
+  o.log_dir = (dir / "custom").string();
+  CHECK(hailo8::prepare_hailort_log_dir(o) == o.log_dir);
+  CHECK(hailo8::prepare_hailort_log_dir(hailo8::Hailo8Options{}) == o.log_dir);  // already set: kept
+  auto bad = engine::parse_engine_spec("hailo8:log-dir=relative/dir");
+  REQUIRE(bad.ok());
+  CHECK_FALSE(hailo8::hailo8_options(*bad).ok());
+
+  std::filesystem::remove_all(dir);
+  if (saved.empty()) ::unsetenv("HAILORT_LOGGER_PATH");
+  else ::setenv("HAILORT_LOGGER_PATH", saved.c_str(), 1);
 }

@@ -4,7 +4,10 @@
 // errors, firmware versions we do not know).
 #include <doctest/doctest.h>
 
+#include <cerrno>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "aisrv/engine/hailo8/common/digest.hpp"
 #include "aisrv/engine/hailo8/driver/device.hpp"
@@ -254,4 +257,22 @@ TEST_CASE("non-critical controls need a firmware version we know; IDENTIFY alway
   REQUIRE(consts.ok());
   CHECK(node.calls.back().cpu_id == 1);
   CHECK(consts->params.at(0).size() == 19);
+}
+
+TEST_CASE("the driver double refuses a FW_CONTROL longer than the driver's maximum, as hailo_pci does") {
+  // hailo_pci (linux/pcie nnc.c, fw_control): a buffer_len above MAX_CONTROL_LENGTH (1500) is refused with EINVAL
+  // before anything reaches the chip. The double does the same, and the product never builds such a request.
+  HailoDriverDouble fake;
+  auto& node = hailo8(fake, "/dev/hailo0");
+  auto file = fake.open("/dev/hailo0");
+  REQUIRE(file.ok());
+  std::vector<uint8_t> arg(1528, 0);
+  const uint32_t too_long = 1501;
+  std::memcpy(arg.data() + 16, &too_long, 4);
+  CHECK((*file)->ioctl(aisrv::test::HailoDriverDouble::kFwControl, arg.data(), Restart::never) == EINVAL);
+  CHECK(node.calls.empty());  // nothing reached the "chip"
+  const std::vector<uint8_t> big(1500, 0);
+  const std::vector<std::vector<uint8_t>> params{big};
+  auto request = build_control_request(static_cast<uint32_t>(ControlOpcode::identify), params, 1);
+  REQUIRE_FALSE(request.ok());  // 16-byte header + count + length + 1500 bytes > 1500
 }

@@ -48,6 +48,7 @@ Result<std::unique_ptr<HailortLibrary>> HailortLibrary::try_one(const std::strin
   HailortApi& a = lib->api_;
   resolve(handle, "hailo_get_library_version", a.get_library_version, missing);
   resolve(handle, "hailo_get_status_message", a.get_status_message, missing);
+  resolve(handle, "hailo_scan_devices", a.scan_devices, missing);
   resolve(handle, "hailo_init_vdevice_params", a.init_vdevice_params, missing);
   resolve(handle, "hailo_create_vdevice", a.create_vdevice, missing);
   resolve(handle, "hailo_release_vdevice", a.release_vdevice, missing);

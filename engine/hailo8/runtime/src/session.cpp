@@ -60,7 +60,25 @@ Result<std::unique_ptr<Session>> Session::open(const HailortLibrary& lib, std::s
     params.device_ids = &id;
   }
   st = a.create_vdevice(&params, &s->vdevice_);
-  if (st != HAILO_SUCCESS) return s->fail("hailo_create_vdevice", st);
+  if (st != HAILO_SUCCESS) {
+    // Our driver check accepted the device; if HailoRT cannot use it, say which id was asked for and which devices
+    // HailoRT itself sees (hailo_create_vdevice answers a bare HAILO_INVALID_ARGUMENT for an id it does not see).
+    if (!options.device_id || st != HAILO_INVALID_ARGUMENT) return s->fail("hailo_create_vdevice", st);
+    std::string seen;
+    hailo_device_id_t ids[16] = {};
+    size_t count = 16;
+    const hailo_status scan = a.scan_devices(nullptr, ids, &count);
+    if (scan != HAILO_SUCCESS) {
+      seen = fmt::format("hailo_scan_devices failed with {}", lib.status_name(scan));
+    } else if (count == 0) {
+      seen = "HailoRT sees no device";
+    } else {
+      for (size_t i = 0; i < count && i < 16; ++i)
+        seen += (i ? ", " : "") + std::string(ids[i].id, strnlen(ids[i].id, sizeof ids[i].id));
+      seen = "HailoRT sees " + seen;
+    }
+    return s->fail("hailo_create_vdevice", st, fmt::format("asked for device {}; {}", *options.device_id, seen));
+  }
 
   st = a.create_hef_buffer(&s->hef_, hef_file.data(), hef_file.size());
   if (st != HAILO_SUCCESS) return s->fail("hailo_create_hef_buffer", st, options.hef_hint);
@@ -97,6 +115,10 @@ Result<std::unique_ptr<Session>> Session::open(const HailortLibrary& lib, std::s
                       "libhailort lists {} input and {} output vstreams, the HEF reader found {} and {}", in_count,
                       out_count, inputs.size(), outputs.size());
 
+  if (options.vstream_timeout_ms != 0) {
+    for (size_t i = 0; i < in_count; ++i) in_params[i].params.timeout_ms = options.vstream_timeout_ms;
+    for (size_t i = 0; i < out_count; ++i) out_params[i].params.timeout_ms = options.vstream_timeout_ms;
+  }
   s->input_handles_.assign(in_count, nullptr);
   st = a.create_input_vstreams(s->group_, in_params.data(), in_count, s->input_handles_.data());
   if (st != HAILO_SUCCESS) {

@@ -214,6 +214,8 @@ static_assert(sizeof(hailo_configure_params_t) == 84488 && alignof(hailo_configu
 // The functions, as pointer types (C linkage in the library; names are the dlsym names).
 extern "C" {
 using hailo_get_library_version_fn = hailo_status (*)(hailo_version_t* version);
+// params must be NULL (a placeholder struct); `*device_ids_length` in: capacity, out: devices found.
+using hailo_scan_devices_fn = hailo_status (*)(void* params, hailo_device_id_t* device_ids, size_t* device_ids_length);
 using hailo_get_status_message_fn = const char* (*)(hailo_status status);
 using hailo_init_vdevice_params_fn = hailo_status (*)(hailo_vdevice_params_t* params);
 using hailo_create_vdevice_fn = hailo_status (*)(hailo_vdevice_params_t* params, hailo_vdevice* vdevice);

@@ -17,6 +17,7 @@ namespace aisrv::engine::hailo8::runtime {
 struct HailortApi {
   hailort_abi::hailo_get_library_version_fn get_library_version = nullptr;
   hailort_abi::hailo_get_status_message_fn get_status_message = nullptr;
+  hailort_abi::hailo_scan_devices_fn scan_devices = nullptr;
   hailort_abi::hailo_init_vdevice_params_fn init_vdevice_params = nullptr;
   hailort_abi::hailo_create_vdevice_fn create_vdevice = nullptr;
   hailort_abi::hailo_release_vdevice_fn release_vdevice = nullptr;

@@ -28,6 +28,7 @@ struct TensorSpec {
 struct SessionOptions {
   std::optional<std::string> device_id;  // PCI id for VDevice device_ids; none: the first free device
   std::string hef_hint;                  // appended to errors of hailo_create_hef_buffer (e.g. missing extension)
+  uint32_t vstream_timeout_ms = 0;       // written into every vstream's params; 0 keeps HailoRT's default
 };
 
 struct RunTimes {
