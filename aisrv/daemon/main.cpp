@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
                  "Read options from this file (TOML/INI: one `option-name = value` per line; repeatable options as "
                  "lists); the command line wins over it. Default: " + std::string(daemon::kDefaultConfigFile) +
                      " when it exists");
+  app.allow_config_extras(CLI::config_extras_mode::error);  // a misspelt key is an error, never silently ignored
   app.add_option("-l,--listen", listen_args,
                  "Listen on unix:PATH, tcp:PORT (loopback) or tcp:HOST:PORT (loopback unless --allow-remote) "
                  "(repeatable; default " +

@@ -121,3 +121,31 @@ TEST_CASE("several listeners at once, TCP on loopback by default") {
   }
   CHECK(d.stop() == 0);
 }
+
+TEST_CASE("--config: options from a file (TOML keys = long option names), the command line wins, bad keys refused") {
+  test::TempDir dir;
+  const std::string path = dir.file("c.sock");
+  const std::string conf = dir.file("aisrvd.conf");
+  std::ofstream(conf) << "# a service configuration\n"
+                         "engine = [\"0=cpu\", \"1=cpu:kernels=ref\"]\n"
+                         "listen = [\"unix:" + path + "\"]\n"
+                         "max-queued = 3\n"
+                         "session-memory = \"64M\"\n";
+  {
+    test::ServerProcess d({AISRV_DAEMON, "--config", conf, "--max-queued", "5"}, path);
+    auto c = client::Client::connect("unix:" + path);
+    REQUIRE(c.ok());
+    CHECK(c->server_version().engines == 2);  // from the file
+    auto who = c->session_info();
+    REQUIRE(who.ok());
+    CHECK(who->max_queued == 5);                     // the command line wins
+    CHECK(who->memory_cap == 64ull * 1024 * 1024);  // from the file
+    CHECK(d.stop() == 0);
+  }
+  std::ofstream(conf) << "engine = [\"0=cpu\"]\nno-such-option = 1\n";
+  auto r = daemon({"--config", conf, "--listen", "unix:" + path});
+  CHECK(r.exit_code == 2);
+  CHECK_MESSAGE((r.out + r.err).find("no-such-option") != std::string::npos, r.out << r.err);
+  r = daemon({"--config", dir.file("missing.conf")});
+  CHECK(r.exit_code == 2);
+}
