@@ -12,6 +12,7 @@ pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)  # sd_notify, soc
 pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET libturbojpeg)  # JPEG, BMP, PPM pictures (engine/image)
 pkg_check_modules(PNG REQUIRED IMPORTED_TARGET libpng)
 pkg_check_modules(STB REQUIRED IMPORTED_TARGET stb)  # BMP, PPM/PGM pictures
+pkg_check_modules(GPIOD REQUIRED IMPORTED_TARGET libgpiod)  # output GPIO lines (GPIO character device)
 find_package(Protobuf REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(OpenSSL REQUIRED)               # MD5 for HEF v0 integrity

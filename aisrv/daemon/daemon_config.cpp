@@ -48,15 +48,17 @@ Result<std::vector<engine::EngineSpec>> parse_engine_args(const std::vector<std:
   return specs;
 }
 
-Result<std::vector<std::pair<uint32_t, std::string>>> parse_sensor_args(const std::vector<std::string>& args) {
+Result<std::vector<std::pair<uint32_t, std::string>>> parse_engine_map(const std::vector<std::string>& args,
+                                                                       std::string_view option,
+                                                                       std::string_view example) {
   std::vector<std::pair<uint32_t, std::string>> sensors;
   for (const auto& a : args) {
     const size_t eq = a.find('=');
     if (eq == std::string::npos || eq + 1 == a.size())
-      return make_error(Errc::invalid_argument, "--sensor '{}': expected N=PATH, e.g. 0=/run/camera.fifo", a);
+      return make_error(Errc::invalid_argument, "{} '{}': expected N=VALUE, e.g. {}", option, a, example);
     const uint32_t n = AISRV_TRY(parse_number(std::string_view(a).substr(0, eq), "engine number", a));
     for (const auto& s : sensors)
-      if (s.first == n) return make_error(Errc::invalid_argument, "--sensor: engine {} has two sensors", n);
+      if (s.first == n) return make_error(Errc::invalid_argument, "{}: engine {} is given twice", option, n);
     sensors.emplace_back(n, a.substr(eq + 1));
   }
   return sensors;

@@ -19,7 +19,11 @@ namespace aisrv::daemon {
 // "--engine N=SPEC" values, in any order; engines must end up numbered 0..N-1 without gaps or duplicates.
 Result<std::vector<engine::EngineSpec>> parse_engine_args(const std::vector<std::string>& args);
 // "--sensor N=PATH" values.
-Result<std::vector<std::pair<uint32_t, std::string>>> parse_sensor_args(const std::vector<std::string>& args);
+// N=VALUE options with one value per engine (--sensor, --sensor-i2c, --gpio); `option` and `example` name them in
+// errors.
+Result<std::vector<std::pair<uint32_t, std::string>>> parse_engine_map(const std::vector<std::string>& args,
+                                                                       std::string_view option,
+                                                                       std::string_view example);
 // "--chain A:B" values.
 Result<std::vector<std::pair<uint32_t, uint32_t>>> parse_chain_args(const std::vector<std::string>& args);
 

@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   engine::BackendRegistry registry;
   engine::register_builtin_backends(registry);
 
-  std::vector<std::string> listen_args, engine_args, chain_args, sensor_args;
+  std::vector<std::string> listen_args, engine_args, chain_args, sensor_args, sensor_i2c_args, gpio_args;
   unsigned stream_fps = 10;
   std::string log_level = "info";
   std::string usb_ffs;
@@ -86,8 +86,17 @@ int main(int argc, char** argv) {
                  "FROM:TO feeds engine FROM's outputs into engine TO's inputs and runs TO after each successful "
                  "inference of FROM (repeatable)");
   app.add_option("--sensor", sensor_args,
-                 "N=PATH gives engine N a frame source for START_ACQUIRE_*: raw frames of input 0's size read from a "
-                 "file (looped), a FIFO or a character device (repeatable)");
+                 "N=SOURCE gives engine N a frame source for START_ACQUIRE_*: v4l2:/dev/videoX[:WxH[:FOURCC]] (a camera; "
+                 "frames converted, cropped, resized and quantized for input 0; docs/sensors.md) or PATH (raw frames of "
+                 "input 0's size from a file, looped, a FIFO or a character device) (repeatable)");
+  app.add_option("--sensor-i2c", sensor_i2c_args,
+                 "N=/dev/i2c-M: the I2C bus of engine N's sensor, written by START_ACQUIRE_SET_I2C through i2c-dev "
+                 "(repeatable)");
+  app.add_option("--gpio", gpio_args,
+                 "N=CHIP:LINE[,LINE...]: output GPIO lines of engine N, driven from its output tensor 0 after every "
+                 "inference (SET_OUTPUT_GPIO_*; docs/sensors-gpio.md). CHIP is gpiochipK, /dev/gpiochipK or a chip "
+                 "label; the lines are requested as outputs named 'aisrvd' at start-up, held while a model is loaded "
+                 "(repeatable)");
   app.add_option("--stream-fps", stream_fps, "Frames per second of START_ACQUIRE_STREAM")->check(CLI::Range(1u, 1000u));
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
@@ -130,8 +139,12 @@ int main(int argc, char** argv) {
   if (!specs) return fail(kExitUsage, specs.error());
   auto chains = daemon::parse_chain_args(chain_args);
   if (!chains) return fail(kExitUsage, chains.error());
-  auto sensors = daemon::parse_sensor_args(sensor_args);
+  auto sensors = daemon::parse_engine_map(sensor_args, "--sensor", "0=v4l2:/dev/video0");
   if (!sensors) return fail(kExitUsage, sensors.error());
+  auto sensor_i2c = daemon::parse_engine_map(sensor_i2c_args, "--sensor-i2c", "0=/dev/i2c-1");
+  if (!sensor_i2c) return fail(kExitUsage, sensor_i2c.error());
+  auto gpio = daemon::parse_engine_map(gpio_args, "--gpio", "0=gpiochip0:17,27");
+  if (!gpio) return fail(kExitUsage, gpio.error());
   auto max_payload = engine::parse_size(max_payload_text);
   if (!max_payload) return fail(kExitUsage, max_payload.error());
   if (*max_payload == 0 || *max_payload > AISRV_MAX_PAYLOAD)
@@ -192,6 +205,8 @@ int main(int argc, char** argv) {
   serve.spi_mode = static_cast<uint8_t>(spi_mode);
   serve.spi_timeout_ms = spi_timeout_ms;
   serve.sensors = *sensors;
+  serve.sensor_i2c = *sensor_i2c;
+  serve.gpio = *gpio;
   serve.stream_fps = stream_fps;
   return daemon::serve(serve, std::move(backends), logger);
 }

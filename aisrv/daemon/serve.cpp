@@ -91,15 +91,63 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
   so.store = options.store;
   so.access = options.access;
   so.session = options.session;
-  for (const auto& [engine, path] : options.sensors) {
-    auto source = server::open_raw_frame_source(path);
-    if (!source) {
-      logger->error("--sensor {}={}: {}", engine, path, source.error().message);
+  for (const auto& [e, bus] : options.sensor_i2c) {
+    bool has_sensor = false;
+    for (const auto& [n, path] : options.sensors) has_sensor = has_sensor || n == e;
+    if (!has_sensor) {
+      logger->error("--sensor-i2c {}={}: engine {} has no --sensor", e, bus, e);
       return kExitUsage;
     }
+  }
+  for (const auto& [engine, path] : options.sensors) {
+    Result<std::unique_ptr<server::FrameSource>> source = make_error(Errc::internal, "no source");
+    if (path.rfind("v4l2:", 0) == 0) {
+      auto v4l2 = server::parse_v4l2_spec(path);
+      if (!v4l2) {
+        logger->error("--sensor {}={}: {}", engine, path, v4l2.error().message);
+        return kExitUsage;
+      }
+      source = server::open_v4l2_frame_source(*v4l2);
+    } else {
+      source = server::open_raw_frame_source(path);
+    }
+    if (!source) {
+      logger->error("--sensor {}={}: {}", engine, path, source.error().message);
+      // A camera that cannot be used is a start-up failure; a bad spec or raw path a usage error (as before).
+      const bool camera = path.rfind("v4l2:", 0) == 0;
+      return camera && source.error().code != Errc::invalid_argument ? kExitStartup : kExitUsage;
+    }
+    std::unique_ptr<server::I2cBus> i2c;
+    for (const auto& [e, bus] : options.sensor_i2c) {
+      if (e != engine) continue;
+      auto opened = server::open_i2c_bus(bus);
+      if (!opened) {
+        logger->error("--sensor-i2c {}={}: {}", e, bus, opened.error().message);
+        return kExitStartup;
+      }
+      i2c = std::move(*opened);
+    }
     so.sensors.emplace_back(engine, server::SensorConfig{std::move(source).value(),
-                                                         std::chrono::milliseconds(1000 / options.stream_fps)});
-    logger->info("engine {}: sensor {}", engine, path);
+                                                         std::chrono::milliseconds(1000 / options.stream_fps),
+                                                         std::move(i2c)});
+    const auto& added = so.sensors.back().second;
+    logger->info("engine {}: sensor {}{}", engine, added.source->describe(),
+                 added.i2c ? ", I2C " + added.i2c->describe() : std::string());
+  }
+  for (const auto& [engine, spec] : options.gpio) {
+    auto parsed = server::parse_gpio_spec(spec);
+    if (!parsed) {
+      logger->error("--gpio {}={}: {}", engine, spec, parsed.error().message);
+      return kExitUsage;
+    }
+    // Requested now: a missing chip or line, or one another program holds, stops the start-up.
+    auto lines = server::open_gpio_lines(*parsed);
+    if (!lines) {
+      logger->error("--gpio {}={}: {}", engine, spec, lines.error().message);
+      return kExitStartup;
+    }
+    logger->info("engine {}: output GPIO {}", engine, (*lines)->describe());
+    so.gpio.emplace_back(engine, std::move(lines).value());
   }
   auto server = server::Server::create(std::move(so), std::move(backends));
   if (!server) {

@@ -29,7 +29,9 @@ struct ServeOptions {
   std::string usb_ffs;              // FunctionFS mount to serve USB on (empty: no USB)
   std::vector<std::pair<uint32_t, uint32_t>> chains;
   uint32_t max_payload = AISRV_MAX_PAYLOAD;
-  std::vector<std::pair<uint32_t, std::string>> sensors;  // engine -> raw frame source path
+  std::vector<std::pair<uint32_t, std::string>> sensors;  // engine -> frame source (v4l2:… or a raw frame path)
+  std::vector<std::pair<uint32_t, std::string>> sensor_i2c;  // engine -> its sensor's I2C bus (/dev/i2c-N)
+  std::vector<std::pair<uint32_t, std::string>> gpio;        // engine -> output GPIO lines (CHIP:LINE[,LINE...])
   unsigned stream_fps = 10;                              // START_ACQUIRE_STREAM rate
   flash::ModelStore* store = nullptr;  // --flash (not owned; outlives serve())
   std::vector<uint32_t> boot;          // --boot N: engines that load their stored model before serving

@@ -111,6 +111,9 @@ Status EngineSlot::load_model(std::span<const uint8_t> bytes, engine::Placement 
                         source, bytes.size(), m->info.format, m->info.inputs.size(), m->info.outputs.size(),
                         m->info.arena_bytes, m->generation));
   publish(std::move(m));
+  if (gpio_) {
+    if (auto st = gpio_->request(); !st) log_->add(fmt::format("output GPIO not driven: {}", st.error().message));
+  }
   return ok();
 }
 
@@ -120,6 +123,7 @@ Status EngineSlot::unload_model() {
   ++generation_;
   publish(nullptr);
   backend_->unload();
+  if (gpio_) gpio_->release();
   log_->add("model unloaded");
   return ok();
 }
@@ -170,6 +174,7 @@ Status EngineSlot::infer(Session& session, uint64_t queue_ns, std::vector<std::v
   copy_outputs_locked(*m, chain_out);
   timing.total_ns = queue_ns + ns_since(t0);
   note_done_locked(timing);
+  drive_gpio_locked(*m);
   session.store_outputs(*m, [this](size_t i) { return backend_->output(i); }, std::move(timing));
   return ok();
 }
@@ -198,6 +203,7 @@ Status EngineSlot::infer_with(Session& session, const std::vector<std::vector<ui
   copy_outputs_locked(*m, chain_out);
   timing.total_ns = ns_since(t0);
   note_done_locked(timing);
+  drive_gpio_locked(*m);
   session.store_outputs(*m, [this](size_t i) { return backend_->output(i); }, std::move(timing));
   return ok();
 }
@@ -234,6 +240,7 @@ Status EngineSlot::infer_call(Session& session, std::span<const protocol::InferT
   timing.layers = std::move(layers);
   timing.total_ns = queue_ns + ns_since(t0);
   note_done_locked(timing);
+  drive_gpio_locked(*m);
   session.store_timing(*m, std::move(timing));
   return ok();
 }
@@ -297,14 +304,27 @@ bool EngineSlot::cancel(uint64_t owner) {
   return true;
 }
 
-void EngineSlot::attach_sensor(std::unique_ptr<FrameSource> source) { sensor_ = std::move(source); }
+void EngineSlot::attach_gpio(std::unique_ptr<GpioLines> lines) {
+  gpio_ = std::make_unique<OutputGpio>(std::move(lines));
+}
+
+void EngineSlot::drive_gpio_locked(const LoadedModel& m) {
+  if (!gpio_ || m.info.outputs.empty()) return;
+  if (auto st = gpio_->drive(m.info.outputs[0], backend_->output(0)); !st)
+    log_->add(fmt::format("output GPIO: {}", st.error().message));
+}
+
+void EngineSlot::attach_sensor(std::unique_ptr<FrameSource> source, std::unique_ptr<I2cBus> i2c) {
+  sensor_ = std::move(source);
+  i2c_ = std::move(i2c);
+}
 
 static Error no_sensor(uint32_t number) {
   return make_error(Errc::not_supported, "engine {} has no sensor configured (start aisrvd with --sensor {}=PATH)",
                     number, number);
 }
 
-Status EngineSlot::acquire_frame(Session& session) {
+Status EngineSlot::acquire_frame(Session& session, const std::optional<AcquireWindow>& window) {
   if (!sensor_) return no_sensor(number_);
   std::lock_guard lock(mu_);
   const auto m = AISRV_TRY(require_model());
@@ -315,7 +335,7 @@ Status EngineSlot::acquire_frame(Session& session) {
   } else {
     StateBit sensing(state_bits_, AISRV_STATUS_SENSING);
     frame.resize(m->info.inputs[0].bytes);
-    AISRV_TRY(sensor_->capture(frame));
+    AISRV_TRY(sensor_->capture(m->info.inputs[0], window, frame));
   }
   AISRV_TRY(session.write_input(*m, 0, frame));
   session.set_last_frame(number_, std::move(frame));
@@ -325,6 +345,7 @@ Status EngineSlot::acquire_frame(Session& session) {
 Status EngineSlot::write_sensor_register(uint8_t address, uint8_t reg, uint8_t value) {
   if (!sensor_) return no_sensor(number_);
   std::lock_guard lock(mu_);
+  if (i2c_) return i2c_->write_register(address, reg, value);
   return sensor_->write_register(address, reg, value);
 }
 

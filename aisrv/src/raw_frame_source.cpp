@@ -22,7 +22,12 @@ class RawFrameSource final : public FrameSource {
 
   std::string describe() const override { return "file:" + path_; }
 
-  Status capture(std::span<uint8_t> frame) override {
+  Status capture(const protocol::TensorInfo&, const std::optional<AcquireWindow>& window,
+                 std::span<uint8_t> frame) override {
+    if (window)
+      return make_error(Errc::not_supported,
+                        "{} delivers raw frames of the input's size: a crop window needs a camera (--sensor N=v4l2:…)",
+                        describe());
     size_t have = 0;
     bool rewound = false;
     while (have < frame.size()) {

@@ -94,6 +94,18 @@ Result<std::unique_ptr<Server>> Server::create(ServerOptions options,
       return make_error(Errc::invalid_argument, "sensor for engine {}: the stream interval must be positive", n);
   }
 
+  for (size_t i = 0; i < options.gpio.size(); ++i) {
+    const auto& [n, lines] = options.gpio[i];
+    if (n >= backends.size())
+      return make_error(Errc::invalid_argument, "GPIO outputs for engine {}, which does not exist (engines 0..{})", n,
+                        backends.size() - 1);
+    if (!lines || lines->count() == 0)
+      return make_error(Errc::invalid_argument, "GPIO outputs for engine {} have no lines", n);
+    for (size_t j = 0; j < i; ++j)
+      if (options.gpio[j].first == n)
+        return make_error(Errc::invalid_argument, "GPIO outputs for engine {} are given twice", n);
+  }
+
   const auto epoch = std::chrono::steady_clock::now();
   auto server = std::unique_ptr<Server>(new Server(std::move(options), epoch, {}));
   for (size_t i = 0; i < backends.size(); ++i) {
@@ -110,9 +122,11 @@ Result<std::unique_ptr<Server>> Server::create(ServerOptions options,
   server->stream_intervals_.assign(n, std::chrono::milliseconds(100));
   for (auto& [e, cfg] : server->options_.sensors) {
     server->stream_intervals_[e] = cfg.stream_interval;
-    server->engines_[e]->attach_sensor(std::move(cfg.source));
+    server->engines_[e]->attach_sensor(std::move(cfg.source), std::move(cfg.i2c));
   }
   server->options_.sensors.clear();
+  for (auto& [e, lines] : server->options_.gpio) server->engines_[e]->attach_gpio(std::move(lines));
+  server->options_.gpio.clear();
   return server;
 }
 
@@ -149,7 +163,11 @@ uint32_t Server::capabilities() const {
                   options_.extra_capabilities;
   if (!options_.chains.empty()) caps |= AISRV_CAP_CHAIN;
   for (const auto& e : engines_)
+  {
     if (e->has_sensor()) caps |= AISRV_CAP_SENSOR;
+    if (e->has_i2c()) caps |= AISRV_CAP_I2C;
+    if (e->has_gpio()) caps |= AISRV_CAP_GPIO;
+  }
   if (options_.store) caps |= AISRV_CAP_FLASH;
   return caps;
 }
@@ -403,11 +421,12 @@ Status Server::infer_call(Session& s, EngineSlot& slot, std::span<const protocol
   return ok();
 }
 
-Status Server::acquire_single(Session& s, EngineSlot& slot, uint64_t queue_ns) {
+Status Server::acquire_single(Session& s, EngineSlot& slot, uint64_t queue_ns,
+                              const std::optional<AcquireWindow>& window) {
   if (slot.acquire_mode() == EngineSlot::AcquireMode::stream)
     return make_error(Errc::bad_command, "engine {} is streaming; stop the stream first", slot.number());
   slot.set_acquire_mode(EngineSlot::AcquireMode::single);
-  Status st = slot.acquire_frame(s);
+  Status st = slot.acquire_frame(s, window);
   slot.set_acquire_mode(EngineSlot::AcquireMode::idle);
   AISRV_TRY(std::move(st));
   return start_inference(s, slot, queue_ns);

@@ -239,7 +239,7 @@ TEST_CASE("many clients, one server: zero wrong outputs, every session freed, me
       while (!stop) {
         const int fd = connect_unix(sock);
         if (fd < 0) continue;
-        const auto prefix = protocol::stream::encode_request_prefix(protocol::Header{0x83, rng() % 2, 0}, 64);
+        const auto prefix = protocol::stream::encode_request_prefix(protocol::Header{0x83, static_cast<uint32_t>(rng() % 2), 0}, 64);
         (void)!::write(fd, prefix.data(), rng() % 2 ? prefix.size() : 7);
         ::close(fd);
         std::this_thread::sleep_for(3ms);

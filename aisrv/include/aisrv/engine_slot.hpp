@@ -20,7 +20,9 @@
 #include "aisrv/debug_log.hpp"
 #include "aisrv/engine/backend.hpp"
 #include "aisrv/frame_source.hpp"
+#include "aisrv/i2c_bus.hpp"
 #include "aisrv/loaded_model.hpp"
+#include "aisrv/output_gpio.hpp"
 #include "aisrv/protocol/payloads.hpp"
 #include "aisrv/protocol/protocol.hpp"
 #include "aisrv/protocol/result.hpp"
@@ -79,12 +81,19 @@ class EngineSlot {
 
   // Sensor acquisition (all need a frame source; frames are input tensor 0's size).
   enum class AcquireMode : uint32_t { idle = 0, single = 1, stream = 2 };
-  void attach_sensor(std::unique_ptr<FrameSource> source);
+  void attach_sensor(std::unique_ptr<FrameSource> source, std::unique_ptr<I2cBus> i2c = nullptr);
   bool has_sensor() const { return sensor_ != nullptr; }
   // Captures one frame (or takes the session's injected one) into the session's input 0; the caller then infers.
-  Status acquire_frame(Session& session);
+  Status acquire_frame(Session& session, const std::optional<AcquireWindow>& window = {});
   Status write_sensor_register(uint8_t address, uint8_t reg, uint8_t value);
   AcquireMode acquire_mode() const { return mode_.load(); }
+  uint64_t frames_dropped() const { return sensor_ ? sensor_->dropped() : 0; }
+  bool has_i2c() const { return i2c_ != nullptr; }
+
+  // Output GPIO: lines driven from output tensor 0 after every inference; held while a model is loaded.
+  void attach_gpio(std::unique_ptr<GpioLines> lines);
+  OutputGpio* gpio() { return gpio_.get(); }
+  bool has_gpio() const { return gpio_ != nullptr; }
   void set_acquire_mode(AcquireMode m) { mode_.store(m); }
 
  private:
@@ -94,6 +103,7 @@ class EngineSlot {
   // Runs the backend with BUSY set and cancel armed for `owner`; mu_ held.
   Result<std::vector<protocol::LayerTime>> invoke_locked(uint64_t owner, uint64_t& compute_ns);
   void copy_outputs_locked(const LoadedModel& m, std::vector<std::vector<uint8_t>>* out);
+  void drive_gpio_locked(const LoadedModel& m);
   // The last completed inference's times, for stats(); mu_ held.
   void note_done_locked(const protocol::TimingRecord& timing);
 
@@ -112,6 +122,8 @@ class EngineSlot {
   std::atomic<std::chrono::steady_clock::rep> last_end_{0};  // steady_clock ticks; 0: none yet
   std::atomic<AcquireMode> mode_{AcquireMode::idle};
   std::unique_ptr<FrameSource> sensor_;
+  std::unique_ptr<I2cBus> i2c_;
+  std::unique_ptr<OutputGpio> gpio_;
 
   mutable std::mutex model_mu_;  // guards model_ (the snapshot pointer only)
   std::shared_ptr<const LoadedModel> model_;

@@ -31,6 +31,8 @@
 #include "aisrv/engine/backend.hpp"
 #include "aisrv/engine_slot.hpp"
 #include "aisrv/frame_source.hpp"
+#include "aisrv/gpio_lines.hpp"
+#include "aisrv/i2c_bus.hpp"
 #include "aisrv/protocol/protocol.hpp"
 #include "aisrv/session.hpp"
 
@@ -53,6 +55,7 @@ struct Handler;
 struct SensorConfig {
   std::unique_ptr<FrameSource> source;
   std::chrono::milliseconds stream_interval{100};  // START_ACQUIRE_STREAM pace
+  std::unique_ptr<I2cBus> i2c;                     // the sensor's I2C bus for START_ACQUIRE_SET_I2C (may be null)
 };
 
 // Who may do what (docs/security.md). Commands that change what every session shares (SET_MODEL*, UNLOAD_MODEL,
@@ -72,6 +75,7 @@ struct ServerOptions {
   std::shared_ptr<spdlog::logger> logger;      // the daemon's log (may be null)
   uint32_t extra_capabilities = 0;             // capability bits transports add (e.g. AISRV_CAP_CRC32)
   std::vector<std::pair<uint32_t, SensorConfig>> sensors;  // frame sources by engine number
+  std::vector<std::pair<uint32_t, std::unique_ptr<GpioLines>>> gpio;  // output GPIO lines by engine number
   flash::ModelStore* store = nullptr;          // the model store behind the flash commands (may be null; not owned)
   AccessOptions access;
   SessionLimits session;                       // per-session memory cap and queue depth
@@ -135,7 +139,8 @@ class Server {
   Status infer_call(Session& session, EngineSlot& slot, std::span<const protocol::InferTensor> inputs,
                     uint64_t queue_ns, std::vector<uint8_t>& answer);
   // Acquire one sensor frame into the session's input 0, then start_inference.
-  Status acquire_single(Session& session, EngineSlot& slot, uint64_t queue_ns);
+  Status acquire_single(Session& session, EngineSlot& slot, uint64_t queue_ns,
+                        const std::optional<AcquireWindow>& window = {});
   // Continuous acquire + infer every `interval` in the engine's turn for `session`, until stop_stream, an error, or
   // the session closing.
   Status start_stream(Session& session, EngineSlot& slot, std::chrono::milliseconds interval);

@@ -16,7 +16,32 @@ Error no_sensor(const EngineSlot& slot) {
                     slot.number(), slot.number());
 }
 
-Status acquire_single(CommandContext& c) { return c.server.acquire_single(c.session, *c.slot, c.queue_ns); }
+// Payload: none (the whole picture) or XMOS's six u16 (little-endian): start x, end x, start y, end y (ends
+// exclusive), required width, required height — the last two must be 0 or the input's width and height.
+Status acquire_single(CommandContext& c) {
+  const auto& p = c.request.payload;
+  if (p.empty()) return c.server.acquire_single(c.session, *c.slot, c.queue_ns);
+  if (p.size() != 12)
+    return make_error(Errc::bad_length, "takes no payload or 12 bytes (u16 start x, end x, start y, end y, width, "
+                                        "height), {} were sent", p.size());
+  auto u16 = [&](size_t i) { return static_cast<uint32_t>(p[2 * i] | p[2 * i + 1] << 8); };
+  AcquireWindow w{u16(0), u16(1), u16(2), u16(3)};
+  if (w.x1 <= w.x0 || w.y1 <= w.y0)
+    return make_error(Errc::bad_length, "acquire window x {}..{}, y {}..{} is empty (ends are exclusive)", w.x0, w.x1,
+                      w.y0, w.y1);
+  const uint32_t rw = u16(4), rh = u16(5);
+  if (rw || rh) {
+    const auto m = AISRV_TRY(model_of(c));
+    if (m->info.inputs.empty()) return make_error(Errc::bad_tensor, "the model has no input for a sensor frame");
+    const auto& s = m->info.inputs[0].shape;
+    const bool nhwc = s.size() == 4 && (s[3] == 1 || s[3] == 3);
+    const uint32_t h = nhwc ? static_cast<uint32_t>(s[1]) : s.size() == 4 ? static_cast<uint32_t>(s[2]) : 0;
+    const uint32_t wd = nhwc ? static_cast<uint32_t>(s[2]) : s.size() == 4 ? static_cast<uint32_t>(s[3]) : 0;
+    if (rw != wd || rh != h)
+      return make_error(Errc::bad_length, "the window is resized to the input's {}x{}, not {}x{}", wd, h, rw, rh);
+  }
+  return c.server.acquire_single(c.session, *c.slot, c.queue_ns, w);
+}
 
 Status acquire_stream(CommandContext& c) {
   if (c.request.header.tensor == 0) {
@@ -58,7 +83,7 @@ Status set_sensor(CommandContext& c) {
 }  // namespace
 
 void add_acquire_commands(CommandTable& t) {
-  t.add(Command::START_ACQUIRE_SINGLE, {acquire_single, Scope::engine, Payload::none, Run::queued});
+  t.add(Command::START_ACQUIRE_SINGLE, {acquire_single, Scope::engine, Payload::any, Run::queued});
   t.add(Command::START_ACQUIRE_STREAM, {acquire_stream, Scope::engine, Payload::none, Run::queued, Access::admin});
   t.add(Command::START_ACQUIRE_SET_I2C, {set_i2c, Scope::engine, Payload::any, Run::queued, Access::admin});
   t.add(Command::GET_ACQUIRE_MODE, {get_mode, Scope::engine, Payload::none, Run::immediate});

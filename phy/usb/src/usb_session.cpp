@@ -43,14 +43,6 @@ uint32_t get_le32(const uint8_t* p) {
          static_cast<uint32_t>(p[3]) << 24;
 }
 
-// The text of a debug-log line without its "[seconds] " stamp.
-std::string unstamped(std::string line) {
-  while (!line.empty() && line.back() == '\n') line.pop_back();
-  if (const size_t end = line.find("] "); line.rfind("[", 0) == 0 && end != std::string::npos)
-    line = line.substr(end + 2);
-  return line;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<UsbSession>> UsbSession::create(server::Server& server, DeviceEndpoints& endpoints,

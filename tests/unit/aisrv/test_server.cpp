@@ -2,11 +2,13 @@
 // gives its status and a debug-log line and changes no state, chaining, cancel, per-engine serialisation.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <future>
 #include <thread>
 
 #include "aisrv/protocol/payloads.hpp"
 #include "aisrv/server.hpp"
+#include "recording_gpio.hpp"
 #include "test_backend.hpp"
 
 using namespace aisrv;
@@ -198,6 +200,124 @@ TEST_CASE("sensor and GPIO commands without hardware answer NOT_SUPPORTED and sa
   CHECK(log.find("GET_OUTPUT_GPIO_EN: engine 0 has no GPIO outputs configured") != std::string::npos);
 }
 
+TEST_CASE("output GPIO: lines follow output tensor 0 after every inference, as XMOS's threshold and max modes") {
+  auto rec = std::make_shared<test::GpioRecord>();
+  auto lines = std::make_unique<test::RecordingGpio>(3, rec);
+  REQUIRE(lines->request().ok());  // as open_gpio_lines does at start-up
+  server::ServerOptions o;
+  o.gpio.emplace_back(0, std::move(lines));
+  auto s = make_server(1, std::move(o));
+  CHECK((decode_version(call(s, Command::GET_VERSION).payload)->capabilities & AISRV_CAP_GPIO) != 0);
+  CHECK((decode_version(call(s, Command::GET_VERSION).payload)->capabilities & AISRV_CAP_I2C) == 0);
+  auto u32 = [](uint32_t v) {
+    std::vector<uint8_t> p;
+    encode_u32(v, p);
+    return p;
+  };
+  auto levels = [&] {
+    std::lock_guard l(rec->mu);
+    return rec->levels;
+  };
+  CHECK(u32_of(call(s, Command::GET_OUTPUT_GPIO_THRESH, 0, 2)) == static_cast<uint32_t>(-128));  // XMOS's default
+  CHECK(u32_of(call(s, Command::GET_OUTPUT_GPIO_EN, 0, 1)) == 0);
+  CHECK(u32_of(call(s, Command::GET_OUTPUT_GPIO_MODE)) == 0);
+  const int32_t thresholds[] = {10, 20, 30};
+  for (uint32_t line = 0; line < 3; ++line) {
+    REQUIRE(call(s, Command::SET_OUTPUT_GPIO_EN, 0, line, u32(1)).status == 0);
+    REQUIRE(call(s, Command::SET_OUTPUT_GPIO_THRESH, 0, line, u32(static_cast<uint32_t>(thresholds[line]))).status ==
+            0);
+  }
+  CHECK(u32_of(call(s, Command::GET_OUTPUT_GPIO_THRESH, 0, 1)) == 20);
+  REQUIRE(call(s, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({{4}, {4}})).status == 0);
+  // The test backend's output 0 is input 0 + 1 (uint8). Threshold mode: line i high when output[i] > threshold i.
+  auto infer = [&](std::vector<uint8_t> in) {
+    REQUIRE(call(s, Command::SET_INPUT_TENSOR, 0, 0, in).status == 0);
+    REQUIRE(call(s, Command::START_INFER).status == 0);
+    return levels();
+  };
+  CHECK(infer({10, 25, 40, 0}) == std::vector<uint8_t>{1, 1, 1});
+  CHECK(infer({5, 5, 5, 5}) == std::vector<uint8_t>{0, 0, 0});
+  CHECK(infer({9, 19, 35, 0}) == std::vector<uint8_t>{0, 0, 1});  // strictly greater, as XMOS
+  // Max mode: only the arg-max's line, if it exceeds its threshold; an arg-max beyond the lines drives none.
+  REQUIRE(call(s, Command::SET_OUTPUT_GPIO_MODE, 0, 0, u32(1)).status == 0);
+  CHECK(u32_of(call(s, Command::GET_OUTPUT_GPIO_MODE)) == 1);
+  CHECK(infer({1, 50, 20, 0}) == std::vector<uint8_t>{0, 1, 0});
+  CHECK(infer({1, 2, 3, 90}) == std::vector<uint8_t>{0, 0, 0});
+  CHECK(infer({1, 2, 25, 0}) == std::vector<uint8_t>{0, 0, 0});  // arg-max 2, but 26 is not > 30
+  CHECK(infer({1, 2, 35, 0}) == std::vector<uint8_t>{0, 0, 1});
+  REQUIRE(call(s, Command::SET_OUTPUT_GPIO_EN, 0, 2, u32(0)).status == 0);  // a disabled line stays low
+  CHECK(infer({1, 2, 35, 0}) == std::vector<uint8_t>{0, 0, 0});
+  // INFER drives the lines too.
+  REQUIRE(call(s, Command::SET_OUTPUT_GPIO_MODE, 0, 0, u32(0)).status == 0);
+  std::vector<uint8_t> request;
+  const std::vector<uint8_t> in{100, 100, 100, 100};
+  const std::vector<InferTensor> tensors{InferTensor{0, in}};
+  encode_infer_request(tensors, request);
+  REQUIRE(call(s, Command::INFER, 0, 0, request).status == 0);
+  CHECK(levels() == std::vector<uint8_t>{1, 1, 0});
+  // Hostile or wrong values: a clear status and a log line, nothing changes.
+  CHECK(call(s, Command::GET_OUTPUT_GPIO_EN, 0, 3).status == AISRV_STATUS_ERROR_BAD_TENSOR);
+  CHECK(log_of(s, 0).find("GPIO output 3 does not exist (gpio:test has 3 line(s))") != std::string::npos);
+  CHECK(call(s, Command::SET_OUTPUT_GPIO_THRESH, 0, 0, std::vector<uint8_t>{1, 2}).status ==
+        AISRV_STATUS_ERROR_BAD_LENGTH);
+  CHECK(call(s, Command::SET_OUTPUT_GPIO_EN, 0, 0, u32(2)).status == AISRV_STATUS_ERROR_BAD_LENGTH);
+  CHECK(call(s, Command::SET_OUTPUT_GPIO_MODE, 0, 0, u32(2)).status == AISRV_STATUS_ERROR_BAD_LENGTH);
+  CHECK(call(s, Command::SET_OUTPUT_GPIO_MODE, 0, 1, u32(1)).status == AISRV_STATUS_ERROR_BAD_TENSOR);
+  CHECK(u32_of(call(s, Command::GET_OUTPUT_GPIO_MODE)) == 0);
+  // Unload gives the lines back; a load takes them again (driven low); a line held elsewhere by then is logged.
+  REQUIRE(call(s, Command::UNLOAD_MODEL).status == 0);
+  CHECK_FALSE(rec->held);
+  REQUIRE(call(s, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({{4}, {4}})).status == 0);
+  CHECK(rec->held);
+  CHECK(levels() == std::vector<uint8_t>{0, 0, 0});
+  REQUIRE(call(s, Command::UNLOAD_MODEL).status == 0);
+  rec->busy = true;
+  REQUIRE(call(s, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({{4}, {4}})).status == 0);
+  CHECK(log_of(s, 0).find("output GPIO not driven: gpio:test: line 0 is in use by 'other'") != std::string::npos);
+  CHECK(infer({100, 100, 100, 100}).size() == 3);  // inference goes on without the lines
+  CHECK_FALSE(rec->held);
+}
+
+TEST_CASE("output GPIO levels for every element type the policy reads") {
+  server::GpioPolicy p{{1, 1}, {0, 0}, server::GpioMode::threshold};
+  TensorInfo t;
+  t.dtype = DType::int8;
+  CHECK(server::gpio_levels(p, t, std::vector<uint8_t>{0xFF, 0x01}) == std::vector<uint8_t>{0, 1});  // -1, 1
+  t.dtype = DType::uint8;
+  CHECK(server::gpio_levels(p, t, std::vector<uint8_t>{0xFF, 0x00}) == std::vector<uint8_t>{1, 0});
+  t.dtype = DType::int16;
+  CHECK(server::gpio_levels(p, t, std::vector<uint8_t>{0x00, 0x80, 0x01, 0x00}) == std::vector<uint8_t>{0, 1});
+  t.dtype = DType::float32;
+  std::vector<uint8_t> f(8);
+  const float v[2] = {0.5f, -0.25f};
+  std::memcpy(f.data(), v, 8);
+  CHECK(server::gpio_levels(p, t, f) == std::vector<uint8_t>{1, 0});
+  p.mode = server::GpioMode::max;  // the true arg-max, also when every value is negative (XMOS would pick 0)
+  p.threshold = {-1000, -1000};
+  const float n[2] = {-3.0f, -2.0f};
+  std::memcpy(f.data(), n, 8);
+  CHECK(server::gpio_levels(p, t, f) == std::vector<uint8_t>{0, 1});
+  CHECK(server::gpio_levels(p, t, std::span<const uint8_t>(f).first(3)) == std::vector<uint8_t>{0, 0});  // no element
+  t.dtype = DType::boolean;  // not read: nothing driven
+  CHECK(server::gpio_levels(p, t, f) == std::vector<uint8_t>{0, 0});
+}
+
+TEST_CASE("GPIO specs: CHIP:LINE[,LINE...]") {
+  auto g = server::parse_gpio_spec("gpiochip0:17,27");
+  REQUIRE(g.ok());
+  CHECK(g->chip == "gpiochip0");
+  CHECK(g->lines == std::vector<uint32_t>{17, 27});
+  CHECK(server::parse_gpio_spec("/dev/gpiochip4:3")->chip == "/dev/gpiochip4");
+  for (const char* bad : {"gpiochip0", "gpiochip0:", ":1", "gpiochip0:1,", "gpiochip0:1,1", "gpiochip0:x",
+                          "gpiochip0:-1"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(server::parse_gpio_spec(bad).ok());
+  }
+  auto missing = server::open_gpio_lines(*server::parse_gpio_spec("/nonexistent/gpiochip9:0"));
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().message.find("cannot open GPIO chip") != std::string::npos);
+}
+
 TEST_CASE("version record") {
   auto s = make_server(3);
   auto v = decode_version(call(s, Command::GET_VERSION).payload);
@@ -328,7 +448,7 @@ Harness server_with_sensor(const std::string& path, std::chrono::milliseconds in
   server::ServerOptions o;
   auto src = server::open_raw_frame_source(path);
   REQUIRE(src.ok());
-  o.sensors.emplace_back(0, server::SensorConfig{std::move(src).value(), interval});
+  o.sensors.emplace_back(0, server::SensorConfig{std::move(src).value(), interval, nullptr});
   return make_server(1, std::move(o));
 }
 }  // namespace
@@ -358,6 +478,46 @@ TEST_CASE("acquire single from a recorded file: frames in order, looped; inject;
   CHECK(log_of(s, 0).find("has no I2C bus") != std::string::npos);
   auto v = decode_version(call(s, Command::GET_VERSION).payload);
   CHECK((v->capabilities & AISRV_CAP_SENSOR) != 0);
+
+  // START_ACQUIRE_SINGLE's optional window (XMOS: u16 start x, end x, start y, end y, width, height): malformed
+  // windows are refused before capturing; a raw source cannot crop and says so.
+  auto window = [](std::vector<uint16_t> v) {
+    std::vector<uint8_t> p;
+    for (uint16_t x : v) {
+      p.push_back(static_cast<uint8_t>(x));
+      p.push_back(static_cast<uint8_t>(x >> 8));
+    }
+    return p;
+  };
+  CHECK(call(s, Command::START_ACQUIRE_SINGLE, 0, 0, std::vector<uint8_t>{1, 2, 3}).status ==
+        AISRV_STATUS_ERROR_BAD_LENGTH);
+  CHECK(call(s, Command::START_ACQUIRE_SINGLE, 0, 0, window({5, 5, 0, 2, 0, 0})).status == AISRV_STATUS_ERROR_BAD_LENGTH);
+  CHECK(log_of(s, 0).find("is empty") != std::string::npos);
+  CHECK(call(s, Command::START_ACQUIRE_SINGLE, 0, 0, window({0, 2, 0, 2, 0, 0})).status ==
+        AISRV_STATUS_ERROR_NOT_SUPPORTED);
+  CHECK(log_of(s, 0).find("a crop window needs a camera") != std::string::npos);
+}
+
+TEST_CASE("camera specs: v4l2:DEVICE[:WxH[:FOURCC]]") {
+  auto o = server::parse_v4l2_spec("v4l2:/dev/video2:640x480:YUYV");
+  REQUIRE(o.ok());
+  CHECK(o->device == "/dev/video2");
+  CHECK((o->width == 640 && o->height == 480));
+  CHECK(o->fourcc == "YUYV");
+  o = server::parse_v4l2_spec("v4l2:/dev/video0");
+  REQUIRE(o.ok());
+  CHECK((o->width == 0 && o->fourcc.empty()));
+  for (const char* bad : {"v4l2:", "v4l2:video0", "v4l2:/dev/video0:640", "v4l2:/dev/video0:0x480",
+                          "v4l2:/dev/video0:640x480:YUV", "v4l2:/dev/video0:1x1:YUYV:extra", "/dev/video0"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(server::parse_v4l2_spec(bad).ok());
+  }
+  auto missing = server::open_v4l2_frame_source(*server::parse_v4l2_spec("v4l2:/nonexistent/video9"));
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().code == Errc::not_found);
+  auto not_camera = server::open_v4l2_frame_source(*server::parse_v4l2_spec("v4l2:/dev/null"));
+  REQUIRE_FALSE(not_camera.ok());
+  CHECK(not_camera.error().message.find("not a V4L2 device") != std::string::npos);
 }
 
 TEST_CASE("acquire stream: runs in the engine's turn, clients interleave, stops on request") {

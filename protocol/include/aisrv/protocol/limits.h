@@ -42,6 +42,7 @@
 #define AISRV_CAP_INFER 0x0100u         /* INFER: inputs in, outputs out, one round trip */
 #define AISRV_CAP_SESSIONS 0x0200u      /* tensors, outputs, error bits and log lines are per session */
 #define AISRV_CAP_STATS 0x0400u         /* GET_SERVER_STATS (protocol minor 2) */
+#define AISRV_CAP_I2C 0x0800u           /* a sensor I2C bus is configured (START_ACQUIRE_SET_I2C) */
 
 /* Session-scoped answers: lines kept per session and engine of its own debug-log lines. */
 #define AISRV_SESSION_LOG_LINES 32u

@@ -1,0 +1,64 @@
+// aisrv interpreter — output GPIO policy: which level each configured line gets from an engine's output tensor 0
+// after an inference (docs/sensors-gpio.md). Follows xmos/aisrv's HandleGpio: mode 0 (threshold) drives line i high
+// when element i exceeds line i's threshold; mode 1 (max) drives only the line whose index is the arg-max of the whole
+// tensor, and only if that element exceeds the line's threshold. Differences from XMOS: enable is per line (XMOS:
+// one flag for all), the threshold is an i32 compared with the element's value in its own type (integer types
+// raw, float32 as a number; XMOS: int8 only), and the arg-max is the true one (XMOS starts its search at 0).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "aisrv/gpio_lines.hpp"
+#include "aisrv/protocol/payloads.hpp"
+#include "aisrv/protocol/result.hpp"
+
+namespace aisrv::server {
+
+enum class GpioMode : uint32_t { threshold = 0, max = 1 };
+
+struct GpioPolicy {
+  std::vector<uint8_t> enabled;   // per line; disabled lines are held low
+  std::vector<int32_t> threshold; // per line; default -128 as XMOS
+  GpioMode mode = GpioMode::threshold;
+};
+
+// The levels (0/1, one per line) `policy` gives for output tensor `info` holding `bytes`.
+std::vector<uint8_t> gpio_levels(const GpioPolicy& policy, const protocol::TensorInfo& info,
+                                 std::span<const uint8_t> bytes);
+
+// An engine's output lines with their policy. Thread-safe: commands read and change the policy while inferences
+// drive the lines.
+class OutputGpio {
+ public:
+  explicit OutputGpio(std::unique_ptr<GpioLines> lines);
+  std::string describe() const { return lines_->describe(); }
+  size_t count() const { return lines_->count(); }
+
+  Result<uint32_t> enabled(uint32_t line) const;
+  Status set_enabled(uint32_t line, uint32_t on);
+  Result<int32_t> threshold(uint32_t line) const;
+  Status set_threshold(uint32_t line, int32_t value);
+  GpioMode mode() const;
+  Status set_mode(uint32_t mode);
+
+  // After an inference: compute and set the levels. Not held (no model) or nothing enabled: nothing is driven.
+  Status drive(const protocol::TensorInfo& info, std::span<const uint8_t> bytes);
+  // The levels last driven (all 0 before the first).
+  std::vector<uint8_t> levels() const;
+  // Model loaded / unloaded: take / give back the lines.
+  Status request();
+  void release();
+
+ private:
+  Status check_line(uint32_t line) const;
+  mutable std::mutex mu_;
+  std::unique_ptr<GpioLines> lines_;
+  GpioPolicy policy_;
+  std::vector<uint8_t> levels_;
+};
+
+}  // namespace aisrv::server

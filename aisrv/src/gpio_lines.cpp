@@ -1,0 +1,125 @@
+// aisrv interpreter — output GPIO lines through the GPIO character device with libgpiod 1.6 (gpio_lines.hpp).
+#include "aisrv/gpio_lines.hpp"
+
+#include <gpiod.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace aisrv::server {
+
+namespace {
+
+class LinuxGpioLines final : public GpioLines {
+ public:
+  LinuxGpioLines(GpioSpec spec, std::string consumer, gpiod_chip* chip)
+      : spec_(std::move(spec)), consumer_(std::move(consumer)), chip_(chip) {}
+  ~LinuxGpioLines() override {
+    release();
+    gpiod_chip_close(chip_);
+  }
+
+  std::string describe() const override {
+    return fmt::format("gpio:{}:{}", spec_.chip, fmt::join(spec_.lines, ","));
+  }
+  size_t count() const override { return spec_.lines.size(); }
+  bool held() const override { return held_; }
+
+  Status request() override {
+    if (held_) return ok();
+    gpiod_line_bulk_init(&bulk_);
+    for (uint32_t offset : spec_.lines) {
+      gpiod_line* line = gpiod_chip_get_line(chip_, offset);
+      if (!line)
+        return make_error(Errc::not_found, "{}: line {} does not exist ({} has {} lines)", describe(), offset,
+                          gpiod_chip_name(chip_), gpiod_chip_num_lines(chip_));
+      gpiod_line_bulk_add(&bulk_, line);
+    }
+    std::vector<int> low(spec_.lines.size(), 0);
+    if (gpiod_line_request_bulk_output(&bulk_, consumer_.c_str(), low.data()) < 0) {
+      const int err = errno;
+      // Name the holder when the kernel says the line is used.
+      for (unsigned i = 0; i < gpiod_line_bulk_num_lines(&bulk_); ++i) {
+        gpiod_line* line = gpiod_line_bulk_get_line(&bulk_, i);
+        gpiod_line_update(line);
+        if (gpiod_line_is_used(line)) {
+          const char* who = gpiod_line_consumer(line);
+          return make_error(Errc::denied, "{}: line {} is in use by '{}' ({})", describe(), gpiod_line_offset(line),
+                            who ? who : "the kernel", std::strerror(err));
+        }
+      }
+      return make_error(Errc::io_error, "{}: cannot request the lines as outputs: {} (errno {})", describe(),
+                        std::strerror(err), err);
+    }
+    held_ = true;
+    return ok();
+  }
+
+  void release() override {
+    if (!held_) return;
+    gpiod_line_release_bulk(&bulk_);
+    held_ = false;
+  }
+
+  Status set(std::span<const uint8_t> levels) override {
+    if (!held_) return make_error(Errc::not_supported, "{}: the lines are not held (no model loaded)", describe());
+    if (levels.size() != spec_.lines.size())
+      return make_error(Errc::bad_length, "{}: {} levels for {} lines", describe(), levels.size(), spec_.lines.size());
+    std::vector<int> v(levels.begin(), levels.end());
+    if (gpiod_line_set_value_bulk(&bulk_, v.data()) < 0)
+      return make_error(Errc::io_error, "{}: setting the lines failed: {} (errno {})", describe(),
+                        std::strerror(errno), errno);
+    return ok();
+  }
+
+ private:
+  GpioSpec spec_;
+  std::string consumer_;
+  gpiod_chip* chip_;
+  gpiod_line_bulk bulk_{};
+  bool held_ = false;
+};
+
+}  // namespace
+
+Result<GpioSpec> parse_gpio_spec(const std::string& spec) {
+  const auto colon = spec.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size())
+    return make_error(Errc::invalid_argument, "GPIO spec '{}' is not CHIP:LINE[,LINE...]", spec);
+  GpioSpec g;
+  g.chip = spec.substr(0, colon);
+  std::string_view rest(spec);
+  rest.remove_prefix(colon + 1);
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const auto item = rest.substr(0, comma);
+    uint32_t v = 0;
+    const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc{} || p != item.data() + item.size())
+      return make_error(Errc::invalid_argument, "GPIO spec '{}': '{}' is not a line number", spec, item);
+    for (uint32_t have : g.lines)
+      if (have == v) return make_error(Errc::invalid_argument, "GPIO spec '{}': line {} is named twice", spec, v);
+    g.lines.push_back(v);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+    if (rest.empty()) return make_error(Errc::invalid_argument, "GPIO spec '{}' ends with a comma", spec);
+  }
+  if (g.lines.size() > 32) return make_error(Errc::invalid_argument, "GPIO spec '{}': at most 32 lines", spec);
+  return g;
+}
+
+Result<std::unique_ptr<GpioLines>> open_gpio_lines(const GpioSpec& spec, const std::string& consumer) {
+  // gpiod_chip_open_lookup takes a name, a path, a number or a label.
+  gpiod_chip* chip = gpiod_chip_open_lookup(spec.chip.c_str());
+  if (!chip)
+    return make_error(errno == ENOENT ? Errc::not_found : Errc::io_error, "cannot open GPIO chip '{}': {}", spec.chip,
+                      std::strerror(errno));
+  auto lines = std::make_unique<LinuxGpioLines>(spec, consumer, chip);
+  AISRV_TRY(lines->request());
+  return std::unique_ptr<GpioLines>(std::move(lines));
+}
+
+}  // namespace aisrv::server

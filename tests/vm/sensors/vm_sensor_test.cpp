@@ -1,0 +1,280 @@
+// aisrv VM test (runs in the guest) — the sensor path on the real kernel interfaces: vivid's virtual camera through
+// V4L2 and i2c-stub through i2c-dev. The test captures vivid's test pattern itself first (its own plain read() of one
+// YUYV frame, with the on-screen text switched off so frames are identical), then starts aisrvd with
+// --sensor 0=v4l2:… and --sensor-i2c, and checks that START_ACQUIRE_SINGLE's frame (GET_SENSOR_TENSOR) equals what an
+// independent conversion (floating-point BT.601) and an independent bilinear resize (half-pixel centres, double
+// precision) of that frame give — also for a crop window (XMOS's payload) — and that register writes reach the
+// i2c-stub chip and a write to an absent address fails with the errno. Needs /vmtest/data/mobilenet.tflite (an RGB
+// uint8 model, 128x128 input).
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <linux/i2c-dev.h>
+#include <linux/i2c.h>
+#include <linux/videodev2.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "aisrv/client/client.hpp"
+#include "process.hpp"
+
+using namespace aisrv;
+
+namespace {
+
+constexpr uint32_t kW = 640, kH = 480, kOut = 128;
+
+std::string vivid_capture_node() {
+  for (int i = 0; i < 16; ++i) {
+    const std::string path = "/dev/video" + std::to_string(i);
+    const int fd = ::open(path.c_str(), O_RDWR);
+    if (fd < 0) continue;
+    v4l2_capability cap{};
+    const bool ok = ::ioctl(fd, VIDIOC_QUERYCAP, &cap) == 0 && std::string(reinterpret_cast<char*>(cap.driver)) == "vivid" &&
+                    (cap.device_caps & V4L2_CAP_VIDEO_CAPTURE);
+    ::close(fd);
+    if (ok) return path;
+  }
+  return {};
+}
+
+// Sets a menu control of vivid by its name and the item's name (e.g. "OSD Text Mode" = "None").
+void set_menu(int fd, const std::string& control, const std::string& item) {
+  v4l2_queryctrl q{};
+  q.id = V4L2_CTRL_FLAG_NEXT_CTRL;
+  while (::ioctl(fd, VIDIOC_QUERYCTRL, &q) == 0) {
+    if (std::string(reinterpret_cast<char*>(q.name)) == control) {
+      v4l2_querymenu m{};
+      m.id = q.id;
+      for (m.index = static_cast<uint32_t>(q.minimum); m.index <= static_cast<uint32_t>(q.maximum); ++m.index) {
+        if (::ioctl(fd, VIDIOC_QUERYMENU, &m) == 0 && std::string(reinterpret_cast<char*>(m.name)) == item) {
+          v4l2_control c{q.id, static_cast<int32_t>(m.index)};
+          REQUIRE(::ioctl(fd, VIDIOC_S_CTRL, &c) == 0);
+          return;
+        }
+      }
+    }
+    q.id |= V4L2_CTRL_FLAG_NEXT_CTRL;
+  }
+  FAIL("vivid has no control '" << control << "' with an item '" << item << "'");
+}
+
+// One frame read with read() (the plain I/O method, unrelated to aisrv's mmap streaming).
+// The on-screen text (time, frame counter) is switched off so that every frame of a pattern is the same; the
+// pattern stays set for aisrvd's capture after this one.
+std::vector<uint8_t> reference_frame(const std::string& node, uint32_t fourcc, uint32_t bytes_per_pixel,
+                                     const std::string& pattern) {
+  const int fd = ::open(node.c_str(), O_RDWR);
+  REQUIRE(fd >= 0);
+  set_menu(fd, "OSD Text Mode", "None");
+  set_menu(fd, "Test Pattern", pattern);
+  v4l2_format f{};
+  f.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+  f.fmt.pix.width = kW;
+  f.fmt.pix.height = kH;
+  f.fmt.pix.pixelformat = fourcc;
+  f.fmt.pix.field = V4L2_FIELD_NONE;
+  REQUIRE(::ioctl(fd, VIDIOC_S_FMT, &f) == 0);
+  REQUIRE(f.fmt.pix.width == kW);
+  REQUIRE(f.fmt.pix.pixelformat == fourcc);
+  REQUIRE(f.fmt.pix.bytesperline == kW * bytes_per_pixel);
+  std::vector<uint8_t> frame(kW * kH * bytes_per_pixel);
+  for (int i = 0; i < 2; ++i) {  // the second frame: the pattern is settled
+    size_t have = 0;
+    while (have < frame.size()) {
+      const ssize_t n = ::read(fd, frame.data() + have, frame.size() - have);
+      REQUIRE(n > 0);
+      have += static_cast<size_t>(n);
+    }
+  }
+  ::close(fd);
+  return frame;
+}
+
+// Independent floating-point BT.601 (limited range) YUYV -> RGB.
+std::vector<double> to_rgb(const std::vector<uint8_t>& yuyv) {
+  std::vector<double> rgb(kW * kH * 3);
+  for (uint32_t i = 0; i < kW * kH; ++i) {
+    const uint8_t* pair = &yuyv[(i & ~1u) * 2];
+    const double y = 1.164 * (pair[(i & 1) * 2] - 16.0), u = pair[1] - 128.0, v = pair[3] - 128.0;
+    const double r = y + 1.596 * v, g = y - 0.392 * u - 0.813 * v, b = y + 2.017 * u;
+    rgb[i * 3] = std::clamp(std::round(r), 0.0, 255.0);
+    rgb[i * 3 + 1] = std::clamp(std::round(g), 0.0, 255.0);
+    rgb[i * 3 + 2] = std::clamp(std::round(b), 0.0, 255.0);
+  }
+  return rgb;
+}
+
+// Independent bilinear resize with half-pixel centres (double precision), truncated to uint8 as the input takes it.
+std::vector<uint8_t> resize(const std::vector<double>& rgb, uint32_t x0, uint32_t y0, uint32_t w, uint32_t h) {
+  std::vector<uint8_t> out(kOut * kOut * 3);
+  for (uint32_t oy = 0; oy < kOut; ++oy)
+    for (uint32_t ox = 0; ox < kOut; ++ox) {
+      const double sy = std::max(0.0, (oy + 0.5) * h / kOut - 0.5), sx = std::max(0.0, (ox + 0.5) * w / kOut - 0.5);
+      const uint32_t ya = static_cast<uint32_t>(sy), xa = static_cast<uint32_t>(sx);
+      const uint32_t yb = std::min(ya + 1, h - 1), xb = std::min(xa + 1, w - 1);
+      const double fy = sy - ya, fx = sx - xa;
+      for (uint32_t c = 0; c < 3; ++c) {
+        auto at = [&](uint32_t y, uint32_t x) { return rgb[((y0 + y) * kW + x0 + x) * 3 + c]; };
+        const double v = at(ya, xa) * (1 - fy) * (1 - fx) + at(ya, xb) * (1 - fy) * fx + at(yb, xa) * fy * (1 - fx) +
+                         at(yb, xb) * fy * fx;
+        out[(oy * kOut + ox) * 3 + c] = static_cast<uint8_t>(std::clamp(v, 0.0, 255.0));
+      }
+    }
+  return out;
+}
+
+// RGB24 and GREY frames as doubles (GREY repeated into three channels, as the RGB input takes it).
+std::vector<double> as_rgb(const std::vector<uint8_t>& frame, bool grey) {
+  std::vector<double> rgb(kW * kH * 3);
+  for (uint32_t i = 0; i < kW * kH; ++i)
+    for (uint32_t c = 0; c < 3; ++c) rgb[i * 3 + c] = grey ? frame[i] : frame[i * 3 + c];
+  return rgb;
+}
+
+void compare(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
+  REQUIRE(got.size() == want.size());
+  std::vector<bool> seen(256);
+  for (uint8_t v : want) seen[v] = true;
+  CHECK(std::count(seen.begin(), seen.end(), true) >= 2);  // a picture, not a blank frame
+  int worst = 0;
+  double sum = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const int d = std::abs(int(got[i]) - int(want[i]));
+    worst = std::max(worst, d);
+    sum += d;
+  }
+  MESSAGE("frame vs independent conversion: max difference " << worst << ", mean " << sum / double(got.size()));
+  CHECK(worst <= 2);  // integer vs floating-point conversion, float vs double interpolation
+  CHECK(sum / double(got.size()) < 0.5);
+}
+
+std::vector<uint8_t> window(uint32_t x0, uint32_t x1, uint32_t y0, uint32_t y1, uint32_t rw, uint32_t rh) {
+  std::vector<uint8_t> p;
+  for (uint32_t v : {x0, x1, y0, y1, rw, rh}) {
+    p.push_back(static_cast<uint8_t>(v));
+    p.push_back(static_cast<uint8_t>(v >> 8));
+  }
+  return p;
+}
+
+std::string i2c_stub_bus() {
+  for (const auto& e : std::filesystem::directory_iterator("/sys/class/i2c-dev")) {
+    std::ifstream name(e.path() / "name");
+    std::string n;
+    std::getline(name, n);
+    if (n.find("SMBus stub") != std::string::npos) return "/dev/" + e.path().filename().string();
+  }
+  return {};
+}
+
+int read_register(const std::string& bus, uint8_t address, uint8_t reg) {
+  const int fd = ::open(bus.c_str(), O_RDWR);
+  REQUIRE(fd >= 0);
+  REQUIRE(::ioctl(fd, I2C_SLAVE, static_cast<unsigned long>(address)) == 0);
+  i2c_smbus_data data{};
+  i2c_smbus_ioctl_data args{I2C_SMBUS_READ, reg, I2C_SMBUS_BYTE_DATA, &data};
+  const int r = ::ioctl(fd, I2C_SMBUS, &args);
+  ::close(fd);
+  return r < 0 ? -1 : data.byte;
+}
+
+}  // namespace
+
+TEST_CASE("vivid through aisrvd: the acquired frame is the independently converted test pattern; I2C to i2c-stub") {
+  const std::string node = vivid_capture_node();
+  REQUIRE_MESSAGE(!node.empty(), "no vivid capture node");
+  const std::string bus = i2c_stub_bus();
+  REQUIRE_MESSAGE(!bus.empty(), "no i2c-stub bus");
+  test::TempDir dir;
+  std::ifstream model_file("/vmtest/data/mobilenet.tflite", std::ios::binary);
+  REQUIRE(model_file);
+  const std::vector<uint8_t> model((std::istreambuf_iterator<char>(model_file)), std::istreambuf_iterator<char>());
+
+  // RGB24 and GREY: the picture itself, no colour conversion; a grey ramp (every level, so the interpolation shows)
+  // and colour squares.
+  for (const auto& [fourcc, name, bpp, pattern] :
+       {std::tuple{V4L2_PIX_FMT_RGB24, "RGB3", 3u, "Gray Ramp"}, std::tuple{V4L2_PIX_FMT_RGB24, "RGB3", 3u, "100% Color Squares"},
+        std::tuple{V4L2_PIX_FMT_GREY, "GREY", 1u, "Gray Ramp"}}) {
+    const std::string format_name = name, pattern_name = pattern;
+    CAPTURE(format_name);
+    CAPTURE(pattern_name);
+    const auto ref = reference_frame(node, fourcc, bpp, pattern);
+    const std::string sock = dir.file(std::string(name) + std::to_string(std::hash<std::string>{}(pattern) % 1000) + ".sock");
+    test::ServerProcess d({"/vmtest/bin/aisrvd", "--listen", "unix:" + sock, "--engine", "0=cpu", "--sensor",
+                           "0=v4l2:" + node + ":640x480:" + name},
+                          sock);
+    {
+      auto c = client::Client::connect("unix:" + sock);
+      REQUIRE(c.ok());
+      REQUIRE(c->load_model(0, model).ok());
+      auto st = c->call(static_cast<uint32_t>(protocol::Command::START_ACQUIRE_SINGLE), 0, 0);
+      REQUIRE_MESSAGE(st.ok(), (st ? "" : st.error().what()));
+      auto frame = c->call(static_cast<uint32_t>(protocol::Command::GET_SENSOR_TENSOR), 0, 0);
+      REQUIRE(frame.ok());
+      compare(*frame, resize(as_rgb(ref, fourcc == V4L2_PIX_FMT_GREY), 0, 0, kW, kH));
+    }
+    CHECK(d.stop() == 0);
+  }
+
+  // YUYV: converted (BT.601), the whole picture and a window; then the I2C bus.
+  const auto yuyv = reference_frame(node, V4L2_PIX_FMT_YUYV, 2, "75% Colorbar");
+  const auto rgb = to_rgb(yuyv);
+  const std::string sock = dir.file("s.sock");
+  test::ServerProcess d({"/vmtest/bin/aisrvd", "--listen", "unix:" + sock, "--engine", "0=cpu", "--sensor",
+                         "0=v4l2:" + node + ":640x480:YUYV", "--sensor-i2c", "0=" + bus},
+                        sock);
+  {
+  auto c = client::Client::connect("unix:" + sock);
+  REQUIRE(c.ok());
+  REQUIRE(c->load_model(0, model).ok());
+  const auto acquire = static_cast<uint32_t>(protocol::Command::START_ACQUIRE_SINGLE);
+  const auto sensor = static_cast<uint32_t>(protocol::Command::GET_SENSOR_TENSOR);
+
+  // The whole picture, stretched to 128x128.
+  auto st = c->call(acquire, 0, 0);
+  REQUIRE_MESSAGE(st.ok(), (st ? "" : st.error().what()));
+  auto frame = c->call(sensor, 0, 0);
+  REQUIRE(frame.ok());
+  compare(*frame, resize(rgb, 0, 0, kW, kH));
+  auto out = c->get_output(0, 0);  // the inference ran on it
+  REQUIRE(out.ok());
+  CHECK(out->size() == 1001);
+
+  // A window (XMOS's payload: x 100..420, y 60..380, resized to the input's 128x128).
+  st = c->call(acquire, 0, 0, window(100, 420, 60, 380, 128, 128));
+  REQUIRE_MESSAGE(st.ok(), (st ? "" : st.error().what()));
+  frame = c->call(sensor, 0, 0);
+  REQUIRE(frame.ok());
+  compare(*frame, resize(rgb, 100, 60, 320, 320));
+  // Refused windows: empty, outside the picture, another output size.
+  CHECK(c->call(acquire, 0, 0, window(10, 10, 0, 100, 0, 0)).error().code == Errc::bad_length);
+  CHECK(c->call(acquire, 0, 0, window(600, 700, 0, 100, 0, 0)).error().code == Errc::bad_length);
+  auto wrong = c->call(acquire, 0, 0, window(0, 100, 0, 100, 64, 64));
+  REQUIRE_FALSE(wrong.ok());
+  CHECK(wrong.error().message.find("128x128") != std::string::npos);
+  CHECK(c->call(acquire, 0, 0, std::vector<uint8_t>{1, 2, 3}).error().code == Errc::bad_length);
+
+  // I2C: a register write reaches the chip; an address nobody answers fails with the errno.
+  const auto i2c = static_cast<uint32_t>(protocol::Command::START_ACQUIRE_SET_I2C);
+  REQUIRE(c->call(i2c, 0, 0, std::vector<uint8_t>{0x48, 0x10, 0xAB}).ok());
+  CHECK(read_register(bus, 0x48, 0x10) == 0xAB);
+  REQUIRE(c->call(i2c, 0, 0, std::vector<uint8_t>{0x48, 0x11, 0x5C}).ok());
+  CHECK(read_register(bus, 0x48, 0x11) == 0x5C);
+  auto absent = c->call(i2c, 0, 0, std::vector<uint8_t>{0x49, 0x10, 0x01});
+  REQUIRE_FALSE(absent.ok());
+  MESSAGE("absent address: " << absent.error().message);
+  CHECK(absent.error().message.find("errno") != std::string::npos);
+  CHECK(c->call(i2c, 0, 0, std::vector<uint8_t>{0x80, 0x10, 0x01}).error().code == Errc::bad_length);
+
+  }  // the client disconnects before the daemon stops
+  CHECK(d.stop() == 0);
+}
