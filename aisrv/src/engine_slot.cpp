@@ -319,6 +319,15 @@ void EngineSlot::attach_sensor(std::unique_ptr<FrameSource> source, std::unique_
   i2c_ = std::move(i2c);
 }
 
+// A sensor that failed (no frame in time, gone, an I2C write not acknowledged) is ERROR_SENSOR; refusals of the
+// request itself (a window outside the picture, a feature the source lacks) keep their own code.
+static Error as_sensor_error(Error e) {
+  if (e.code != Errc::bad_length && e.code != Errc::not_supported && e.code != Errc::bad_tensor &&
+      e.code != Errc::invalid_argument)
+    e.code = Errc::sensor_error;
+  return e;
+}
+
 static Error no_sensor(uint32_t number) {
   return make_error(Errc::not_supported, "engine {} has no sensor configured (start aisrvd with --sensor {}=PATH)",
                     number, number);
@@ -335,7 +344,7 @@ Status EngineSlot::acquire_frame(Session& session, const std::optional<AcquireWi
   } else {
     StateBit sensing(state_bits_, AISRV_STATUS_SENSING);
     frame.resize(m->info.inputs[0].bytes);
-    AISRV_TRY(sensor_->capture(m->info.inputs[0], window, frame));
+    if (auto st = sensor_->capture(m->info.inputs[0], window, frame); !st) return as_sensor_error(st.error());
   }
   AISRV_TRY(session.write_input(*m, 0, frame));
   session.set_last_frame(number_, std::move(frame));
@@ -345,8 +354,9 @@ Status EngineSlot::acquire_frame(Session& session, const std::optional<AcquireWi
 Status EngineSlot::write_sensor_register(uint8_t address, uint8_t reg, uint8_t value) {
   if (!sensor_) return no_sensor(number_);
   std::lock_guard lock(mu_);
-  if (i2c_) return i2c_->write_register(address, reg, value);
-  return sensor_->write_register(address, reg, value);
+  Status st = i2c_ ? i2c_->write_register(address, reg, value) : sensor_->write_register(address, reg, value);
+  if (!st) return as_sensor_error(st.error());
+  return ok();
 }
 
 }  // namespace aisrv::server

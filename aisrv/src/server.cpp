@@ -41,13 +41,19 @@ class Server::Workers {
   std::vector<std::unique_ptr<EngineQueue>> queues_;
 };
 
-// A running START_ACQUIRE_STREAM: owned by the session that started it.
+// A running START_ACQUIRE_STREAM: engine activity an admin started. It runs in a session of its own (frames and
+// outputs land there; the output GPIO lines follow them), so it outlives the client that started it and any admin
+// stops it.
 struct Server::Stream {
-  std::weak_ptr<Session> owner;
-  uint64_t owner_id = 0;
+  std::shared_ptr<Session> session;  // the stream's own session ("stream of <starter>")
+  uint64_t starter_id = 0;
+  std::string starter;
   std::chrono::milliseconds interval{100};
   std::atomic<bool> stopped{false};
   std::shared_ptr<std::function<void()>> round;  // acquire + infer, then schedule the next round
+  // Frames inferred, and the camera's dropped count at the start and at the last report (engine's turn only).
+  uint64_t frames = 0, dropped_start = 0, dropped_reported = 0;
+  std::chrono::steady_clock::time_point last_report{};
 };
 
 Result<std::unique_ptr<Server>> Server::create(ServerOptions options,
@@ -235,14 +241,6 @@ void Server::close_session(Session& s, std::string_view why) {
   for (size_t q = 0; q < workers_->size(); ++q)
     for (auto& job : workers_->queue(q).take(s.id())) job(true);
   for (auto& slot : engines_) slot->cancel(s.id());
-  for (auto& slot : engines_) {
-    std::shared_ptr<Stream> st;
-    {
-      std::lock_guard lock(sessions_mu_);
-      st = streams_[slot->number()];
-    }
-    if (st && st->owner_id == s.id()) stop_stream(*slot);
-  }
   // Its unfinished flash transfers are dropped, in the engine's turn (never in the middle of a chunk).
   for (uint32_t e : transfers) {
     const uint64_t id = s.id();
@@ -438,25 +436,35 @@ Status Server::start_stream(Session& s, EngineSlot& slot, std::chrono::milliseco
                       slot.number(), slot.number());
   if (!slot.has_model()) return make_error(Errc::no_model, "engine {} has no model loaded", slot.number());
   const uint32_t n = slot.number();
-  auto stream = std::make_shared<Stream>();
   {
     std::lock_guard lock(sessions_mu_);
     if (auto& running = streams_[n]; running && !running->stopped) {
-      if (running->owner_id == s.id()) return ok();
-      auto other = running->owner.lock();
-      return make_error(Errc::denied, "engine {} is streaming for {}; stop that stream first", n,
-                        other ? other->name() : "another session");
+      if (running->starter_id == s.id()) return ok();
+      return make_error(Errc::denied, "engine {} is streaming for {}; stop that stream first", n, running->starter);
     }
-    stream->owner = s.weak_from_this();
-    stream->owner_id = s.id();
-    stream->interval = interval;
+  }
+  auto stream = std::make_shared<Stream>();
+  stream->session = open_session(Peer::of("internal", "stream of " + s.name()));
+  stream->starter_id = s.id();
+  stream->starter = s.name();
+  stream->interval = interval;
+  stream->dropped_start = stream->dropped_reported = slot.frames_dropped();
+  stream->last_report = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(sessions_mu_);
+    if (auto& running = streams_[n]; running && !running->stopped) {  // another admin was faster
+      const std::string who = running->starter;
+      close_session(*stream->session, "stream not started");
+      return make_error(Errc::denied, "engine {} is streaming for {}; stop that stream first", n, who);
+    }
     streams_[n] = stream;
   }
   slot.set_acquire_mode(EngineSlot::AcquireMode::stream);
-  slot.log().add(fmt::format("acquire stream started for {}, one frame every {} ms", s.name(), interval.count()));
-  // Each round acquires and infers in the engine's turn (queued as the owner's work, so other sessions interleave
-  // round robin), then schedules the next one. The stream owns its round; rounds and timers only hold the stream
-  // weakly, so stopping it (streams_[n] reset) ends the chain of rounds.
+  slot.log().add(fmt::format("acquire stream started by {}, one frame every {} ms", s.name(), interval.count()));
+  // Each round acquires and infers in the engine's turn (queued as the stream session's work, so other sessions
+  // interleave round robin), then schedules the next one. The camera is read for its newest frame: frames that came
+  // while the engine was busy are dropped and counted, never queued. The stream owns its round; rounds and timers
+  // only hold the stream weakly, so stopping it (streams_[n] reset) ends the chain of rounds.
   std::weak_ptr<Stream> weak = stream;
   auto next_round = [weak](bool dropped) {
     if (dropped) return;
@@ -466,22 +474,58 @@ Status Server::start_stream(Session& s, EngineSlot& slot, std::chrono::milliseco
   stream->round = std::make_shared<std::function<void()>>([this, n, weak, next_round] {
     auto stream = weak.lock();
     if (!stream || stream->stopped) return;
-    auto owner = stream->owner.lock();
     EngineSlot& slot = *engines_[n];
-    if (!owner || owner->closed()) return stop_stream(slot);
-    Status st = slot.acquire_frame(*owner);
-    if (st) st = start_inference(*owner, slot, 0);
+    Session& session = *stream->session;
+    if (session.closed()) return stop_stream(slot);
+    Status st = slot.acquire_frame(session);
+    if (st) st = start_inference(session, slot, 0);
     if (!st) {
-      note_error(*owner, n, "acquire stream", st.error());
-      slot.log().add(fmt::format("acquire stream of {} stopped after an error: {}", owner->name(),
-                                 st.error().message));
+      // Everyone using the engine learns it once: ERROR_SENSOR in their next GET_STATUS, and a log line.
+      const std::string line = fmt::format("acquire stream stopped after an error: {}", st.error().message);
+      slot.log().add(line);
+      if (st.error().code == Errc::sensor_error)
+        note_all_sessions(n, AISRV_STATUS_ERROR_SENSOR, "ERROR_SENSOR: the acquire stream stopped (the line before says why)");
       return stop_stream(slot);
     }
-    workers_->queue(n).push_after(stream->owner_id, stream->interval, next_round);
+    ++stream->frames;
+    const uint64_t dropped = slot.frames_dropped();
+    const auto now = std::chrono::steady_clock::now();
+    if (dropped != stream->dropped_reported && now - stream->last_report >= std::chrono::seconds(1)) {
+      slot.log().add(fmt::format("acquire stream: the camera delivered {} frame(s) the engine did not take in the "
+                                 "last {} ms ({} in all)",
+                                 dropped - stream->dropped_reported,
+                                 std::chrono::duration_cast<std::chrono::milliseconds>(now - stream->last_report).count(),
+                                 dropped - stream->dropped_start));
+      stream->dropped_reported = dropped;
+      stream->last_report = now;
+    }
+    workers_->queue(n).push_after(session.id(), stream->interval, next_round);
   });
   EngineQueue::Job first = next_round;
-  (void)workers_->queue(n).push(s.id(), std::move(first));
+  (void)workers_->queue(n).push(stream->session->id(), std::move(first));
   return ok();
+}
+
+void Server::note_all_sessions(uint32_t engine, uint32_t bits, const std::string& line) {
+  std::vector<std::shared_ptr<Session>> all;
+  {
+    std::lock_guard lock(sessions_mu_);
+    for (auto& [id, weak] : sessions_)
+      if (auto s = weak.lock()) all.push_back(std::move(s));
+  }
+  for (auto& s : all) s->note(engine, bits, line);
+}
+
+Status Server::stream_frame(uint32_t engine, std::vector<uint8_t>& out) {
+  std::shared_ptr<Stream> stream;
+  {
+    std::lock_guard lock(sessions_mu_);
+    stream = streams_[engine];
+  }
+  if (!stream || stream->stopped)
+    return make_error(Errc::bad_command, "no frame on engine {}: this session acquired none and no stream runs",
+                      engine);
+  return stream->session->read_frame(engine, out);
 }
 
 void Server::stop_stream(EngineSlot& slot) {
@@ -493,7 +537,9 @@ void Server::stop_stream(EngineSlot& slot) {
   if (!stream || stream->stopped.exchange(true)) return;
   slot.set_acquire_mode(EngineSlot::AcquireMode::idle);
   workers_->queue(slot.number()).cancel_timer();
-  slot.log().add("acquire stream stopped");
+  slot.log().add(fmt::format("acquire stream of {} stopped: {} frame(s) inferred, {} dropped by the camera",
+                             stream->starter, stream->frames, slot.frames_dropped() - stream->dropped_start));
+  close_session(*stream->session, "the stream stopped");
 }
 
 void Server::run_chain(Session& s, uint32_t from, std::vector<std::vector<uint8_t>> carry) {

@@ -125,9 +125,9 @@ class V4l2FrameSource final : public FrameSource {
                         reinterpret_cast<const char*>(cap.card));
 
     std::vector<uint32_t> offered;
-    for (v4l2_fmtdesc d{.index = 0, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE}; xioctl(fd_, VIDIOC_ENUM_FMT, &d) == 0;
-         ++d.index)
-      offered.push_back(d.pixelformat);
+    v4l2_fmtdesc d{};
+    d.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+    for (; xioctl(fd_, VIDIOC_ENUM_FMT, &d) == 0; ++d.index) offered.push_back(d.pixelformat);
     const std::vector<uint32_t> usable{V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_RGB24, V4L2_PIX_FMT_BGR24, V4L2_PIX_FMT_GREY,
                                        V4L2_PIX_FMT_MJPEG};
     auto list = [&] {
@@ -217,6 +217,7 @@ class V4l2FrameSource final : public FrameSource {
       if (b.start != MAP_FAILED) ::munmap(b.start, b.length);
     buffers_.clear();
     streaming_ = false;
+    have_sequence_ = false;
     ::close(fd_);
     fd_ = -1;
   }
@@ -230,8 +231,9 @@ class V4l2FrameSource final : public FrameSource {
                       std::strerror(err));
   }
 
-  // The newest frame: everything already queued up is given back (counted as dropped), then the next one is waited
-  // for, so a single acquisition never returns a picture taken long before it was asked for.
+  // The newest frame: everything already queued up is given back, then the next one is waited for, so a single
+  // acquisition never returns a picture taken long before it was asked for. Dropped frames are counted from the
+  // driver's sequence numbers: those given back here and those the driver itself dropped for want of a buffer.
   Status grab(image::Image& out) {
     v4l2_buffer b{};
     for (;;) {
@@ -242,7 +244,6 @@ class V4l2FrameSource final : public FrameSource {
         if (errno == EAGAIN) break;
         return lost("VIDIOC_DQBUF");
       }
-      ++dropped_;
       if (xioctl(fd_, VIDIOC_QBUF, &b) < 0) return lost("VIDIOC_QBUF");
     }
     for (;;) {
@@ -266,6 +267,9 @@ class V4l2FrameSource final : public FrameSource {
       }
       break;
     }
+    if (have_sequence_ && b.sequence > last_sequence_) dropped_ += b.sequence - last_sequence_ - 1;
+    last_sequence_ = b.sequence;
+    have_sequence_ = true;
     auto st = convert(static_cast<const uint8_t*>(buffers_[b.index].start), b.bytesused, out);
     if (xioctl(fd_, VIDIOC_QBUF, &b) < 0) return lost("VIDIOC_QBUF");
     return st;
@@ -316,6 +320,8 @@ class V4l2FrameSource final : public FrameSource {
   uint32_t width_ = 0, height_ = 0, stride_ = 0, pixelformat_ = 0;
   std::vector<Buffer> buffers_;
   uint64_t dropped_ = 0;
+  uint32_t last_sequence_ = 0;  // of the last frame used; restarts when the device is opened again
+  bool have_sequence_ = false;
 };
 
 }  // namespace

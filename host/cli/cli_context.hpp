@@ -56,5 +56,6 @@ void add_flash_commands(CLI::App& app, CliContext& ctx);
 void add_flash_image_commands(CLI::App& app, CliContext& ctx);
 void add_bench_commands(CLI::App& app, CliContext& ctx);    // bench: throughput and latency of a model
 void add_monitor_commands(CLI::App& app, CliContext& ctx);  // monitor: live engine counters
+void add_sensor_commands(CLI::App& app, CliContext& ctx);   // acquire, gpio, i2c
 
 }  // namespace aisrv::cli

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   add_flash_image_commands(app, ctx);
   add_bench_commands(app, ctx);
   add_monitor_commands(app, ctx);
+  add_sensor_commands(app, ctx);
   app.add_flag("--bash-completion")->description("Print a bash completion script for aisrv and exit (installed with the package)");
   if (argc == 2 && std::string_view(argv[1]) == "--bash-completion") {
     std::cout << bash_completion(app, "aisrv");

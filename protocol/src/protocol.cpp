@@ -22,6 +22,7 @@ uint32_t to_status(Errc code) {
     case Errc::model_changed: return AISRV_STATUS_ERROR_MODEL_CHANGED;
     case Errc::denied: return AISRV_STATUS_ERROR_DENIED;
     case Errc::limit: return AISRV_STATUS_ERROR_LIMIT;
+    case Errc::sensor_error: return AISRV_STATUS_ERROR_SENSOR;
     default: return AISRV_STATUS_ERROR_INTERNAL;
   }
 }
@@ -44,6 +45,7 @@ Errc from_status(uint32_t status) {
     case AISRV_STATUS_ERROR_MODEL_CHANGED: return Errc::model_changed;
     case AISRV_STATUS_ERROR_DENIED: return Errc::denied;
     case AISRV_STATUS_ERROR_LIMIT: return Errc::limit;
+    case AISRV_STATUS_ERROR_SENSOR: return Errc::sensor_error;
     default: return Errc::internal;
   }
 }
@@ -65,6 +67,7 @@ std::string_view errc_name(Errc code) {
     case Errc::model_changed: return "model_changed";
     case Errc::denied: return "denied";
     case Errc::limit: return "limit";
+    case Errc::sensor_error: return "sensor_error";
     case Errc::io_error: return "io_error";
     case Errc::timeout: return "timeout";
     case Errc::protocol_error: return "protocol_error";

@@ -152,9 +152,74 @@ TEST_CASE("exit codes: 1 server error, 2 usage, 3 cannot connect; JSON errors") 
   CHECK(f.server.stop() == 0);
 }
 
+TEST_CASE("acquire, gpio and i2c subcommands: frames in, outputs out; what the server lacks is named") {
+  test::TempDir dir;
+  const std::string frames = dir.file("frames.raw");
+  std::ofstream(frames, std::ios::binary) << std::string("\x05\x06\x07\x08\x10\x20\x30\x40", 8);
+  const std::string sock = dir.file("s.sock");
+  test::ServerProcess server{{AISRV_TEST_SERVER, "--listen", "unix:" + sock, "--engines", "1", "--sensor",
+                              "0=" + frames},
+                             sock};
+  auto cli = [&](std::vector<std::string> args) {
+    std::vector<std::string> full{AISRV_CLI, "--connect", "unix:" + sock};
+    full.insert(full.end(), args.begin(), args.end());
+    return run(full);
+  };
+  const std::string model = dir.file("m.bin");
+  const auto m = test::make_test_model(test::TestModelSpec{{4}, {4}, 3, 0});
+  std::ofstream(model, std::ios::binary).write(reinterpret_cast<const char*>(m.data()), std::streamsize(m.size()));
+  REQUIRE(cli({"load", model}).exit_code == 0);
+  auto r = cli({"acquire", "mode"});
+  CHECK(r.out == "engine 0: idle\n");
+  // Frame 0, then frame 1: the frame as fed and the outputs are written and printed.
+  const std::string frame_file = dir.file("frame.bin"), out_file = dir.file("out.bin");
+  r = cli({"acquire", "single", "--frame-out", frame_file, "-o", out_file});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("output 0") != std::string::npos);
+  auto slurp = [](const std::string& p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  };
+  CHECK(slurp(frame_file) == std::vector<uint8_t>{5, 6, 7, 8});
+  CHECK(slurp(out_file) == test::expected_output({5, 6, 7, 8}, 4, 0));
+  auto j = json_of(cli({"--json", "acquire", "single"}));
+  CHECK(j["outputs"][0]["raw"] == nlohmann::json::array({17, 33, 49, 65}));
+  // Each invocation is a session of its own: a frame it did not acquire is not there, unless a stream runs.
+  r = cli({"acquire", "frame"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("this session acquired none and no stream runs") != std::string::npos);
+  // A stream outlives the invocation that started it; its frames are everyone's to look at.
+  REQUIRE(cli({"acquire", "stream", "start"}).exit_code == 0);
+  CHECK(json_of(cli({"--json", "acquire", "mode"}))["mode_name"] == "stream");
+  for (int i = 0; i < 100 && cli({"acquire", "frame"}).exit_code != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  j = json_of(cli({"--json", "acquire", "frame", "-o", frame_file}));
+  CHECK(j["bytes"] == 4);
+  const auto streamed = slurp(frame_file);
+  CHECK((streamed == std::vector<uint8_t>{5, 6, 7, 8} || streamed == std::vector<uint8_t>{0x10, 0x20, 0x30, 0x40}));
+  CHECK(cli({"acquire", "stream", "stop"}).out == "engine 0: stream stopped\n");
+  CHECK(json_of(cli({"--json", "acquire", "mode"}))["mode"] == 0);
+  // A raw source cannot crop; this server has no I2C bus and no GPIO lines: the server's reason is printed.
+  r = cli({"acquire", "single", "--window", "0,2,0,2"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("a crop window needs a camera") != std::string::npos);
+  r = cli({"i2c", "write", "0x3c", "0x12", "0x80"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("has no I2C bus") != std::string::npos);
+  r = cli({"--json", "gpio", "get"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("no GPIO outputs configured (start aisrvd with --gpio 0=CHIP:LINE") != std::string::npos);
+  // Usage errors are caught before anything is sent.
+  CHECK(cli({"i2c", "write", "0x80", "0", "0"}).exit_code == 2);
+  CHECK(cli({"acquire", "single", "--window", "1,2,3"}).exit_code == 2);
+  CHECK(cli({"gpio", "set", "0"}).exit_code == 2);
+  CHECK(cli({"gpio", "mode", "sideways"}).exit_code == 2);
+  CHECK(server.stop() == 0);
+}
+
 TEST_CASE("--help on every subcommand explains it and exits 0") {
   for (const char* sub : {"id", "version", "status", "session", "hello", "log", "load", "unload", "spec", "tensors",
-                          "infer", "cancel", "bench", "monitor"}) {
+                          "infer", "cancel", "bench", "monitor", "acquire", "gpio", "i2c"}) {
     CAPTURE(sub);
     auto r = run({AISRV_CLI, sub, "--help"});
     CHECK(r.exit_code == 0);

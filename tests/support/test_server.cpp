@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
   daemon::add_client_options(app, clients);
   size_t io_threads = 2;
   app.add_option("--io-threads", io_threads);
+  std::vector<std::string> sensor_args;
+  app.add_option("--sensor", sensor_args, "N=PATH: raw frames for engine N's START_ACQUIRE_* (as aisrvd)");
   CLI11_PARSE(app, argc, argv);
   if (listen.empty() && usb_ffs.empty() && spi.empty()) {
     std::fprintf(stderr, "aisrv_test_server: give --listen, --usb-ffs and/or --spi\n");
@@ -86,5 +88,8 @@ int main(int argc, char** argv) {
   options.spi_frame = static_cast<uint16_t>(spi_frame);
   options.spi_fixed = spi_fixed;
   options.spi_timeout_ms = spi_timeout_ms;
+  auto sensors = daemon::parse_engine_map(sensor_args, "--sensor", "0=/run/frames.raw");
+  if (!sensors) return 2;
+  options.sensors = *sensors;
   return daemon::serve(options, std::move(backends), logger);
 }

@@ -145,6 +145,11 @@ class Server {
   // the session closing.
   Status start_stream(Session& session, EngineSlot& slot, std::chrono::milliseconds interval);
   void stop_stream(EngineSlot& slot);
+  // GET_SENSOR_TENSOR for a session that acquired nothing itself: the running stream's last frame.
+  Status stream_frame(uint32_t engine, std::vector<uint8_t>& out);
+  // Raises `bits` with a log line in every open session's `engine` scope (e.g. a stream that stopped on a sensor
+  // failure: everyone using the engine learns it once).
+  void note_all_sessions(uint32_t engine, uint32_t bits, const std::string& line);
   std::chrono::milliseconds stream_interval(uint32_t engine) const { return stream_intervals_[engine]; }
 
   // Flash transfers belong to the session that began them (docs/protocol.md 3.7). `begin` claims engine's transfer

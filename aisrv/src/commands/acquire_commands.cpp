@@ -71,7 +71,8 @@ Status get_mode(CommandContext& c) {
 
 Status get_sensor(CommandContext& c) {
   if (!c.slot->has_sensor()) return no_sensor(*c.slot);
-  return c.session.read_frame(c.slot->number(), c.response.payload);
+  if (c.session.read_frame(c.slot->number(), c.response.payload)) return ok();
+  return c.server.stream_frame(c.slot->number(), c.response.payload);
 }
 
 Status set_sensor(CommandContext& c) {

@@ -196,6 +196,70 @@ Status Client::get_output(uint32_t engine, uint32_t tensor, std::vector<uint8_t>
   return call(op(Command::GET_OUTPUT_TENSOR), engine, tensor, {}, out);
 }
 
+Status Client::acquire_single(uint32_t engine, const std::optional<Window>& window) {
+  std::vector<uint8_t> p;
+  if (window) {
+    for (uint16_t v : {window->x0, window->x1, window->y0, window->y1, uint16_t(0), uint16_t(0)}) {
+      p.push_back(static_cast<uint8_t>(v));
+      p.push_back(static_cast<uint8_t>(v >> 8));
+    }
+  }
+  AISRV_TRY(call(op(Command::START_ACQUIRE_SINGLE), engine, 0, p));
+  return ok();
+}
+
+Status Client::acquire_stream(uint32_t engine, bool start) {
+  AISRV_TRY(call(op(Command::START_ACQUIRE_STREAM), engine, start ? 1 : 0));
+  return ok();
+}
+
+Result<uint32_t> Client::acquire_mode(uint32_t engine) {
+  return protocol::decode_u32(AISRV_TRY(call(op(Command::GET_ACQUIRE_MODE), engine, 0)));
+}
+
+Result<std::vector<uint8_t>> Client::sensor_frame(uint32_t engine) {
+  return call(op(Command::GET_SENSOR_TENSOR), engine, 0);
+}
+
+Status Client::i2c_write(uint32_t engine, uint8_t address, uint8_t reg, uint8_t value) {
+  const uint8_t p[3] = {address, reg, value};
+  AISRV_TRY(call(op(Command::START_ACQUIRE_SET_I2C), engine, 0, p));
+  return ok();
+}
+
+Result<Client::GpioLine> Client::gpio_line(uint32_t engine, uint32_t line) {
+  GpioLine g;
+  g.enabled = AISRV_TRY(protocol::decode_u32(AISRV_TRY(call(op(Command::GET_OUTPUT_GPIO_EN), engine, line)))) != 0;
+  g.threshold = static_cast<int32_t>(
+      AISRV_TRY(protocol::decode_u32(AISRV_TRY(call(op(Command::GET_OUTPUT_GPIO_THRESH), engine, line)))));
+  return g;
+}
+
+static std::vector<uint8_t> u32_bytes(uint32_t v) {
+  std::vector<uint8_t> p;
+  protocol::encode_u32(v, p);
+  return p;
+}
+
+Status Client::set_gpio_enabled(uint32_t engine, uint32_t line, bool enabled) {
+  AISRV_TRY(call(op(Command::SET_OUTPUT_GPIO_EN), engine, line, u32_bytes(enabled ? 1 : 0)));
+  return ok();
+}
+
+Status Client::set_gpio_threshold(uint32_t engine, uint32_t line, int32_t threshold) {
+  AISRV_TRY(call(op(Command::SET_OUTPUT_GPIO_THRESH), engine, line, u32_bytes(static_cast<uint32_t>(threshold))));
+  return ok();
+}
+
+Result<uint32_t> Client::gpio_mode(uint32_t engine) {
+  return protocol::decode_u32(AISRV_TRY(call(op(Command::GET_OUTPUT_GPIO_MODE), engine, 0)));
+}
+
+Status Client::set_gpio_mode(uint32_t engine, uint32_t mode) {
+  AISRV_TRY(call(op(Command::SET_OUTPUT_GPIO_MODE), engine, 0, u32_bytes(mode)));
+  return ok();
+}
+
 Status Client::cancel(uint32_t engine, bool any) {
   AISRV_TRY(call(op(Command::CANCEL_INFER), engine, any ? AISRV_CANCEL_ANY : AISRV_CANCEL_OWN));
   return ok();

@@ -72,6 +72,7 @@ STATUS = {
     "ERROR_MODEL_CHANGED": (0x4000, "the engine's model changed since this session wrote its inputs or ran its inference"),
     "ERROR_DENIED": (0x8000, 'not allowed for this session (access rule, token, or another session owns it)'),
     "ERROR_LIMIT": (0x10000, 'a configured limit was reached (session memory, queued requests)'),
+    "ERROR_SENSOR": (0x20000, 'the sensor failed: no frame in time, the camera went away, an I2C write failed'),
 }
 
 # Limits, capability bits and other constants of limits.h.

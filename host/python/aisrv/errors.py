@@ -19,6 +19,7 @@ _CODE = {
     "ERROR_MODEL_CHANGED": "model_changed",
     "ERROR_DENIED": "denied",
     "ERROR_LIMIT": "limit",
+    "ERROR_SENSOR": "sensor_error",
 }
 
 

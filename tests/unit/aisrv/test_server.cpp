@@ -520,37 +520,76 @@ TEST_CASE("camera specs: v4l2:DEVICE[:WxH[:FOURCC]]") {
   CHECK(not_camera.error().message.find("not a V4L2 device") != std::string::npos);
 }
 
-TEST_CASE("acquire stream: runs in the engine's turn, clients interleave, stops on request") {
+TEST_CASE("acquire stream: runs in the engine's turn in a session of its own, outlives its starter, any admin stops it") {
   test::TempDir dir;
   const std::string path = dir.file("frames.raw");
   std::ofstream(path, std::ios::binary) << std::string("abcdefgh", 8);
   auto s = server_with_sensor(path, std::chrono::milliseconds(5));
   REQUIRE(call(s, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({{4}, {4}})).status == 0);
-  auto submit = [&](Command cmd, uint32_t tensor) {
+  auto submit_as = [&](server::Session& session, Command cmd, uint32_t tensor) {
     Response r;
     std::promise<void> p;
     Request req{Header{static_cast<uint32_t>(cmd), 0, tensor}, {}};
-    s->submit(*s.session, req, r, [&] { p.set_value(); });
+    s->submit(session, req, r, [&] { p.set_value(); });
     p.get_future().wait();
     return r;
   };
-  REQUIRE(submit(Command::START_ACQUIRE_STREAM, 1).status == 0);
-  CHECK(u32_of(submit(Command::GET_ACQUIRE_MODE, 0)) == 2);
-  CHECK(submit(Command::START_ACQUIRE_SINGLE, 0).status == AISRV_STATUS_ERROR_BAD_CMD);
-  uint64_t inferences = 0;
-  for (int i = 0; i < 400 && inferences < 5; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    inferences = decode_engine_info(submit(Command::GET_ENGINE_INFO, 0).payload)->inferences;
-  }
-  CHECK(inferences >= 5);
-  REQUIRE(submit(Command::START_ACQUIRE_STREAM, 0).status == 0);
-  CHECK(u32_of(submit(Command::GET_ACQUIRE_MODE, 0)) == 0);
-  const auto stopped_at = decode_engine_info(submit(Command::GET_ENGINE_INFO, 0).payload)->inferences;
+  auto other = s->open_session(server::Peer::of("local", "other"));
+  auto inferences = [&] { return decode_engine_info(submit_as(*other, Command::GET_ENGINE_INFO, 0).payload)->inferences; };
+  REQUIRE(submit_as(*s.session, Command::START_ACQUIRE_STREAM, 1).status == 0);
+  CHECK(u32_of(submit_as(*other, Command::GET_ACQUIRE_MODE, 0)) == 2);
+  CHECK(submit_as(*s.session, Command::START_ACQUIRE_SINGLE, 0).status == AISRV_STATUS_ERROR_BAD_CMD);
+  CHECK(submit_as(*s.session, Command::START_ACQUIRE_STREAM, 1).status == 0);  // the starter again: idempotent
+  auto denied = submit_as(*other, Command::START_ACQUIRE_STREAM, 1);
+  CHECK(denied.status == AISRV_STATUS_ERROR_DENIED);
+  for (int i = 0; i < 400 && inferences() < 5; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(inferences() >= 5);
+  // A session that acquired nothing itself sees the stream's last frame.
+  const auto frame = submit_as(*other, Command::GET_SENSOR_TENSOR, 0);
+  REQUIRE(frame.status == 0);
+  CHECK((frame.payload == std::vector<uint8_t>{'a', 'b', 'c', 'd'} || frame.payload == std::vector<uint8_t>{'e', 'f', 'g', 'h'}));
+  // The starter leaves: the stream goes on (it drives GPIO lines for nobody in particular).
+  s->close_session(*s.session);
+  const auto before = inferences();
+  for (int i = 0; i < 400 && inferences() < before + 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(inferences() >= before + 3);
+  // Any admin stops it; stop is queued in the engine's turn, so no round runs after it.
+  REQUIRE(submit_as(*other, Command::START_ACQUIRE_STREAM, 0).status == 0);
+  CHECK(u32_of(submit_as(*other, Command::GET_ACQUIRE_MODE, 0)) == 0);
+  const auto stopped_at = inferences();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  CHECK(decode_engine_info(submit(Command::GET_ENGINE_INFO, 0).payload)->inferences == stopped_at);
-  CHECK(submit(Command::START_ACQUIRE_STREAM, 7).status == AISRV_STATUS_ERROR_BAD_TENSOR);
+  CHECK(inferences() == stopped_at);
+  const auto log_answer = submit_as(*other, Command::GET_DEBUG_LOG, 0);
+  const std::string log(log_answer.payload.begin(), log_answer.payload.end());
+  CHECK(log.find("frame(s) inferred, 0 dropped by the camera") != std::string::npos);
+  CHECK(submit_as(*other, Command::START_ACQUIRE_STREAM, 7).status == AISRV_STATUS_ERROR_BAD_TENSOR);
   // restart, then let the server shut down while streaming
-  REQUIRE(submit(Command::START_ACQUIRE_STREAM, 1).status == 0);
+  REQUIRE(submit_as(*other, Command::START_ACQUIRE_STREAM, 1).status == 0);
+}
+
+TEST_CASE("acquire stream: a sensor that fails stops the stream; every session gets ERROR_SENSOR once") {
+  test::TempDir dir;
+  const std::string path = dir.file("cam.fifo");
+  REQUIRE(mkfifo(path.c_str(), 0600) == 0);
+  auto s = server_with_sensor(path, std::chrono::milliseconds(5));
+  REQUIRE(call(s, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({{4}, {4}})).status == 0);
+  const int w = ::open(path.c_str(), O_WRONLY | O_NONBLOCK);
+  REQUIRE(w >= 0);
+  const uint8_t frames[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  REQUIRE(::write(w, frames, 8) == 8);
+  REQUIRE(call(s, Command::START_ACQUIRE_STREAM, 0, 1).status == 0);
+  for (int i = 0; i < 400 && decode_engine_info(call(s, Command::GET_ENGINE_INFO).payload)->inferences < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ::close(w);  // the camera goes away
+  for (int i = 0; i < 400 && u32_of(call(s, Command::GET_ACQUIRE_MODE)) != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(u32_of(call(s, Command::GET_ACQUIRE_MODE)) == 0);
+  CHECK((u32_of(call(s, Command::GET_STATUS)) & AISRV_STATUS_ERROR_SENSOR) != 0);
+  CHECK((u32_of(call(s, Command::GET_STATUS)) & AISRV_STATUS_ERROR_SENSOR) == 0);  // once
+  CHECK(log_of(s, 0).find("acquire stream stopped after an error") != std::string::npos);
+  // The engine keeps serving.
+  REQUIRE(call(s, Command::SET_INPUT_TENSOR, 0, 0, std::vector<uint8_t>{1, 1, 1, 1}).status == 0);
+  CHECK(call(s, Command::START_INFER).status == 0);
 }
 
 TEST_CASE("acquire from a FIFO: waits for the writer's frame; a closed writer is an error") {
@@ -570,7 +609,7 @@ TEST_CASE("acquire from a FIFO: waits for the writer's frame; a closed writer is
   writer.join();
   CHECK(call(s, Command::GET_SENSOR_TENSOR).payload == std::vector<uint8_t>{9, 8, 7, 6});
   ::close(w);
-  CHECK(call(s, Command::START_ACQUIRE_SINGLE).status == AISRV_STATUS_ERROR_INFER_ERR);
+  CHECK(call(s, Command::START_ACQUIRE_SINGLE).status == AISRV_STATUS_ERROR_SENSOR);
   CHECK(log_of(s, 0).find("the writer closed the stream") != std::string::npos);
 }
 

@@ -24,3 +24,16 @@ int local_channel_c_scenario(aisrv_local_t *ch, uint32_t in_len, uint32_t out_le
   if (aisrv_local_set_input_tensor(ch, 0, NULL, 4) != AISRV_STATUS_ERROR_BAD_LENGTH) return 11;
   return 0;
 }
+
+/* With a sensor: aisrv_local_acquire_single captures the next frame into input 0 and infers. `frame` is what the
+ * sensor delivers next. */
+int local_channel_c_acquire(aisrv_local_t *ch, const uint8_t *frame, uint32_t len) {
+  uint8_t out[64];
+  uint32_t i;
+  if (len > sizeof out) return 100;
+  if (aisrv_local_acquire_single(ch) != AISRV_STATUS_OKAY) return 1;
+  if (aisrv_local_get_output_tensor(ch, 0, out, len) != AISRV_STATUS_OKAY) return 2;
+  for (i = 0; i < len; ++i)
+    if (out[i] != (uint8_t)(frame[i] + 1)) return 3;
+  return 0;
+}

@@ -2,14 +2,17 @@
 // serialisation with concurrent socket-style submissions on the same engine.
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <future>
 #include <thread>
 
 #include "aisrv/phy/local_channel.hpp"
 #include "aisrv/server.hpp"
+#include "process.hpp"
 #include "test_backend.hpp"
 
 extern "C" int local_channel_c_scenario(aisrv_local_t* ch, uint32_t in_len, uint32_t out_len);
+extern "C" int local_channel_c_acquire(aisrv_local_t* ch, const uint8_t* frame, uint32_t len);
 
 using namespace aisrv;
 using namespace aisrv::protocol;
@@ -57,6 +60,27 @@ TEST_CASE("C API scenario") {
   REQUIRE(ch.ok());
   CHECK(local_channel_c_scenario(ch->c_handle(), 12, 20) == 0);
   CHECK(aisrv_local_start_inference(nullptr) == AISRV_STATUS_ERROR_BAD_ENGINE);
+}
+
+TEST_CASE("C API: aisrv_local_acquire_single takes the sensor's next frame into input 0 and infers") {
+  test::TempDir dir;
+  const std::string frames = dir.file("frames.raw");
+  std::ofstream(frames, std::ios::binary) << std::string("\x01\x02\x03\x04\x40\x41\x42\x43", 8);
+  std::vector<std::unique_ptr<engine::InferenceBackend>> b;
+  b.push_back(std::make_unique<test::TestBackend>());
+  server::ServerOptions o;
+  auto src = server::open_raw_frame_source(frames);
+  REQUIRE(src.ok());
+  o.sensors.emplace_back(0, server::SensorConfig{std::move(src).value(), std::chrono::milliseconds(100), nullptr});
+  auto s = server::Server::create(std::move(o), std::move(b));
+  REQUIRE(s.ok());
+  load(**s, 0, {{4}, {4}});
+  auto ch = phy::LocalChannel::open(**s, 0);
+  REQUIRE(ch.ok());
+  const uint8_t f0[4] = {1, 2, 3, 4}, f1[4] = {0x40, 0x41, 0x42, 0x43};
+  CHECK(local_channel_c_acquire(ch->c_handle(), f0, 4) == 0);
+  CHECK(local_channel_c_acquire(ch->c_handle(), f1, 4) == 0);
+  CHECK(local_channel_c_acquire(ch->c_handle(), f0, 4) == 0);  // a file source loops
 }
 
 TEST_CASE("start_inference runs the engine's chain; the chain's outputs are the session's") {

@@ -6,6 +6,7 @@
 // one input and the other way for the other. Needs /vmtest/data/person_detect.tflite, person.bin, no_person.bin.
 #include <doctest/doctest.h>
 #include <gpiod.h>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <chrono>
@@ -109,10 +110,20 @@ TEST_CASE("output GPIO through aisrvd on the kernel's hid-cp2112 gpiochip (CP211
     return *r;
   };
   REQUIRE(c->load_model(0, model).ok());
-  for (uint32_t line = 0; line < 2; ++line) {
-    call(Command::SET_OUTPUT_GPIO_EN, line, u32(1));
-    call(Command::SET_OUTPUT_GPIO_THRESH, line, u32(0));
-  }
+  // The policy is set with the CLI, as a user would.
+  auto cli = [&](std::vector<std::string> args) {
+    std::vector<std::string> full{"/vmtest/bin/aisrv", "--connect", "unix:" + sock};
+    full.insert(full.end(), args.begin(), args.end());
+    auto r = test::run(full);
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    return r;
+  };
+  for (const char* line : {"0", "1"}) cli({"gpio", "set", line, "--enable", "1", "--threshold", "0"});
+  auto got = cli({"--json", "gpio", "get"});
+  const auto j = nlohmann::json::parse(got.out);
+  CHECK(j["mode"] == "threshold");
+  REQUIRE(j["lines"].size() == 2);
+  for (const auto& line : j["lines"]) CHECK((line["enabled"] == true && line["threshold"] == 0));
   auto infer = [&](const std::vector<uint8_t>& input) {
     REQUIRE(c->set_input(0, 0, input).ok());
     REQUIRE(c->start_inference(0).ok());
@@ -127,7 +138,7 @@ TEST_CASE("output GPIO through aisrvd on the kernel's hid-cp2112 gpiochip (CP211
   CHECK(infer(no_person) == 0b01);
   CHECK(infer(person) == 0b10);
   // Max mode: only the arg-max's line.
-  call(Command::SET_OUTPUT_GPIO_MODE, 0, u32(1));
+  cli({"gpio", "mode", "max"});
   CHECK(infer(no_person) == 0b01);
   CHECK(infer(person) == 0b10);
   call(Command::SET_OUTPUT_GPIO_THRESH, 1, u32(120));  // person scores 113: not above 120

@@ -31,6 +31,7 @@ enum class Errc : uint32_t {
   model_changed,  // the model changed under this session's inputs or outputs
   denied,         // access rule, token, or owned by another session
   limit,          // a configured limit was reached
+  sensor_error,   // the sensor failed (camera gone or stalled, I2C write refused)
   // local only
   io_error,        // a transport read/write failed or the peer went away
   timeout,         // no answer in time

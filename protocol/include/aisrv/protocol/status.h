@@ -34,7 +34,8 @@ extern "C" {
   X(ERROR_INTERNAL,      0x2000u, "internal server error (see the debug log)") \
   X(ERROR_MODEL_CHANGED, 0x4000u, "the engine's model changed since this session wrote its inputs or ran its inference") \
   X(ERROR_DENIED,        0x8000u, "not allowed for this session (access rule, token, or another session owns it)") \
-  X(ERROR_LIMIT,         0x10000u, "a configured limit was reached (session memory, queued requests)")
+  X(ERROR_LIMIT,         0x10000u, "a configured limit was reached (session memory, queued requests)") \
+  X(ERROR_SENSOR,        0x20000u, "the sensor failed: no frame in time, the camera went away, an I2C write failed")
 /* clang-format on */
 
 #define AISRV_STATUS_OKAY 0u
@@ -45,7 +46,7 @@ AISRV_STATUS_TABLE(AISRV_X_STATUS)
 /* State bits (never an error). */
 #define AISRV_STATUS_STATE_MASK 0x0003u
 /* Every defined error bit. */
-#define AISRV_STATUS_ERROR_MASK 0x1FFFCu
+#define AISRV_STATUS_ERROR_MASK 0x3FFFCu
 
 /* Name of the lowest set bit ("OKAY" for 0, "UNKNOWN" for an undefined bit). */
 const char *aisrv_status_name(uint32_t status);

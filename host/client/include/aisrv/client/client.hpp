@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,6 +75,27 @@ class Client {
   Status infer(uint32_t engine, std::span<const std::span<const uint8_t>> inputs,
                std::vector<std::vector<uint8_t>>& outputs);
   Result<std::vector<std::vector<uint8_t>>> infer(uint32_t engine, std::span<const std::span<const uint8_t>> inputs);
+
+  // Sensors and output GPIO (servers with AISRV_CAP_SENSOR / _I2C / _GPIO; docs/sensors-gpio.md).
+  // START_ACQUIRE_SINGLE: capture, preprocess into input 0, infer. `window` (XMOS's payload): start x, end x, start y,
+  // end y of the picture (ends exclusive), resized to the input.
+  struct Window {
+    uint16_t x0 = 0, x1 = 0, y0 = 0, y1 = 0;
+  };
+  Status acquire_single(uint32_t engine, const std::optional<Window>& window = {});
+  Status acquire_stream(uint32_t engine, bool start);      // START_ACQUIRE_STREAM 1 / 0
+  Result<uint32_t> acquire_mode(uint32_t engine);          // 0 idle, 1 single, 2 stream
+  Result<std::vector<uint8_t>> sensor_frame(uint32_t engine);  // GET_SENSOR_TENSOR: the last frame as fed
+  Status i2c_write(uint32_t engine, uint8_t address, uint8_t reg, uint8_t value);  // START_ACQUIRE_SET_I2C
+  struct GpioLine {
+    bool enabled = false;
+    int32_t threshold = 0;
+  };
+  Result<GpioLine> gpio_line(uint32_t engine, uint32_t line);  // Errc::bad_tensor past the last line
+  Status set_gpio_enabled(uint32_t engine, uint32_t line, bool enabled);
+  Status set_gpio_threshold(uint32_t engine, uint32_t line, int32_t threshold);
+  Result<uint32_t> gpio_mode(uint32_t engine);             // 0 threshold, 1 max
+  Status set_gpio_mode(uint32_t engine, uint32_t mode);
 
   Result<std::vector<uint32_t>> timings(uint32_t engine);
   Result<protocol::TimingRecord> timing_record(uint32_t engine);
