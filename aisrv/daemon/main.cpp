@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
                  "inference of FROM (repeatable)");
   app.add_option("--sensor", sensor_args,
                  "N=SOURCE gives engine N a frame source for START_ACQUIRE_*: v4l2:/dev/videoX[:WxH[:FOURCC]] (a camera; "
-                 "frames converted, cropped, resized and quantized for input 0; docs/sensors.md) or PATH (raw frames of "
+                 "frames converted, cropped, resized and quantized for input 0; docs/sensors-gpio.md) or PATH (raw frames of "
                  "input 0's size from a file, looped, a FIFO or a character device) (repeatable)");
   app.add_option("--sensor-i2c", sensor_i2c_args,
                  "N=/dev/i2c-M: the I2C bus of engine N's sensor, written by START_ACQUIRE_SET_I2C through i2c-dev "

@@ -42,7 +42,7 @@ class FrameSource {
 // camera pipeline writing scaled raw frames into a FIFO. Errc::not_found when the path cannot be opened.
 Result<std::unique_ptr<FrameSource>> open_raw_frame_source(const std::string& path);
 
-// A V4L2 camera (docs/sensors.md): "v4l2:/dev/videoN[:WxH[:FOURCC]]". Capture with mmap streaming buffers, newest
+// A V4L2 camera (docs/sensors-gpio.md): "v4l2:/dev/videoN[:WxH[:FOURCC]]". Capture with mmap streaming buffers, newest
 // frame first; YUYV, RGB24, BGR24, GREY and MJPEG (decoded by libjpeg-turbo) converted to RGB or grey, then cropped,
 // resized and quantized for the input (engine/image). The device is opened at the first capture and reopened after
 // it went away.
