@@ -450,14 +450,15 @@ Status Server::start_stream(Session& s, EngineSlot& slot, std::chrono::milliseco
   stream->interval = interval;
   stream->dropped_start = stream->dropped_reported = slot.frames_dropped();
   stream->last_report = std::chrono::steady_clock::now();
+  std::string raced;  // another admin's stream started meanwhile
   {
     std::lock_guard lock(sessions_mu_);
-    if (auto& running = streams_[n]; running && !running->stopped) {  // another admin was faster
-      const std::string who = running->starter;
-      close_session(*stream->session, "stream not started");
-      return make_error(Errc::denied, "engine {} is streaming for {}; stop that stream first", n, who);
-    }
-    streams_[n] = stream;
+    if (auto& running = streams_[n]; running && !running->stopped) raced = running->starter;
+    else streams_[n] = stream;
+  }
+  if (!raced.empty()) {
+    close_session(*stream->session, "stream not started");
+    return make_error(Errc::denied, "engine {} is streaming for {}; stop that stream first", n, raced);
   }
   slot.set_acquire_mode(EngineSlot::AcquireMode::stream);
   slot.log().add(fmt::format("acquire stream started by {}, one frame every {} ms", s.name(), interval.count()));

@@ -30,6 +30,36 @@ struct RunResult {
   std::string err;
 };
 
+// Cross-built trees (tools/check --arch arm64) run their programs through qemu-user: AISRV_TEST_EMULATOR (set by
+// ctest, e.g. "qemu-aarch64-static -cpu max -L /") is put in front of every program that is not
+// the host's own (/usr, /bin, /sbin).
+inline std::vector<std::string> with_emulator(std::vector<std::string> args) {
+  const char* emu = std::getenv("AISRV_TEST_EMULATOR");
+  if (!emu || !*emu || args.empty()) return args;
+  for (const char* host : {"/usr/", "/bin/", "/sbin/"})
+    if (args[0].rfind(host, 0) == 0) return args;
+  std::vector<std::string> full;
+  std::string word;
+  for (const char* c = emu;; ++c) {
+    if (*c == ' ' || *c == '\0') {
+      if (!word.empty()) full.push_back(word);
+      word.clear();
+      if (!*c) break;
+    } else {
+      word += *c;
+    }
+  }
+  // posix_spawn does not search PATH: find the emulator.
+  if (!full.empty() && full[0].find('/') == std::string::npos)
+    for (const char* dir : {"/usr/bin/", "/usr/local/bin/", "/bin/"})
+      if (::access((std::string(dir) + full[0]).c_str(), X_OK) == 0) {
+        full[0] = dir + full[0];
+        break;
+      }
+  full.insert(full.end(), args.begin(), args.end());
+  return full;
+}
+
 inline std::vector<char*> argv_of(std::vector<std::string>& args) {
   std::vector<char*> v;
   for (auto& a : args) v.push_back(a.data());
@@ -46,6 +76,7 @@ inline int decode_wait_status(int status) {
 // Runs a program to completion (killed after `timeout`), capturing stdout and stderr; `env` entries "K=V" are added.
 inline RunResult run(std::vector<std::string> args, std::chrono::seconds timeout = std::chrono::seconds(60),
                      const std::vector<std::string>& env = {}, const std::string& stdin_text = {}) {
+  args = with_emulator(std::move(args));
   int out_pipe[2], err_pipe[2], in_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC) || pipe2(in_pipe, O_CLOEXEC))
     throw std::runtime_error("pipe failed");
@@ -109,6 +140,7 @@ inline RunResult run(std::vector<std::string> args, std::chrono::seconds timeout
 class ServerProcess {
  public:
   ServerProcess(std::vector<std::string> args, std::string ready_socket) : socket_(std::move(ready_socket)) {
+    args = with_emulator(std::move(args));
     const std::string log = std::filesystem::temp_directory_path() /
                             ("aisrv-server-" + std::to_string(getpid()) + "-" + std::to_string(counter()++) + ".log");
     log_path_ = log;
