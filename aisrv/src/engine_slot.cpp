@@ -310,8 +310,11 @@ void EngineSlot::attach_gpio(std::unique_ptr<GpioLines> lines) {
 
 void EngineSlot::drive_gpio_locked(const LoadedModel& m) {
   if (!gpio_ || m.info.outputs.empty()) return;
-  if (auto st = gpio_->drive(m.info.outputs[0], backend_->output(0)); !st)
-    log_->add(fmt::format("output GPIO: {}", st.error().message));
+  // A failing chip (unplugged) is logged once when it starts failing and once when it works again, not per frame.
+  auto st = gpio_->drive(m.info.outputs[0], backend_->output(0));
+  if (!st && !gpio_failing_) log_->add(fmt::format("output GPIO: {} (retried after every inference)", st.error().message));
+  if (st && gpio_failing_) log_->add("output GPIO: the lines are driven again");
+  gpio_failing_ = !st;
 }
 
 void EngineSlot::attach_sensor(std::unique_ptr<FrameSource> source, std::unique_ptr<I2cBus> i2c) {

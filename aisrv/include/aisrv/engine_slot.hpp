@@ -124,6 +124,7 @@ class EngineSlot {
   std::unique_ptr<FrameSource> sensor_;
   std::unique_ptr<I2cBus> i2c_;
   std::unique_ptr<OutputGpio> gpio_;
+  bool gpio_failing_ = false;  // mu_
 
   mutable std::mutex model_mu_;  // guards model_ (the snapshot pointer only)
   std::shared_ptr<const LoadedModel> model_;
