@@ -168,8 +168,7 @@ uint32_t Server::capabilities() const {
   uint32_t caps = AISRV_CAP_TIMING_RECORD | AISRV_CAP_CANCEL | AISRV_CAP_INFER | AISRV_CAP_SESSIONS | AISRV_CAP_STATS |
                   options_.extra_capabilities;
   if (!options_.chains.empty()) caps |= AISRV_CAP_CHAIN;
-  for (const auto& e : engines_)
-  {
+  for (const auto& e : engines_) {
     if (e->has_sensor()) caps |= AISRV_CAP_SENSOR;
     if (e->has_i2c()) caps |= AISRV_CAP_I2C;
     if (e->has_gpio()) caps |= AISRV_CAP_GPIO;
