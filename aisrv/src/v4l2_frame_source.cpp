@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
@@ -75,7 +76,7 @@ class V4l2FrameSource final : public FrameSource {
     return fmt::format("v4l2:{} {}x{} {}", options_.device, width_, height_, fourcc_text(pixelformat_));
   }
 
-  uint64_t dropped() const override { return dropped_; }
+  uint64_t dropped() const override { return dropped_.load(std::memory_order_relaxed); }
 
   Status open_device() {
     const int fd = ::open(options_.device.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
@@ -267,7 +268,8 @@ class V4l2FrameSource final : public FrameSource {
       }
       break;
     }
-    if (have_sequence_ && b.sequence > last_sequence_) dropped_ += b.sequence - last_sequence_ - 1;
+    if (have_sequence_ && b.sequence > last_sequence_)
+      dropped_.fetch_add(b.sequence - last_sequence_ - 1, std::memory_order_relaxed);
     last_sequence_ = b.sequence;
     have_sequence_ = true;
     auto st = convert(static_cast<const uint8_t*>(buffers_[b.index].start), b.bytesused, out);
@@ -319,7 +321,7 @@ class V4l2FrameSource final : public FrameSource {
   bool streaming_ = false;
   uint32_t width_ = 0, height_ = 0, stride_ = 0, pixelformat_ = 0;
   std::vector<Buffer> buffers_;
-  uint64_t dropped_ = 0;
+  std::atomic<uint64_t> dropped_{0};  // read by the stream's reports and stop without the engine's lock
   uint32_t last_sequence_ = 0;  // of the last frame used; restarts when the device is opened again
   bool have_sequence_ = false;
 };

@@ -3,6 +3,7 @@
 // ERROR_NOT_SUPPORTED and the debug log says what is missing. A single acquisition feeds the session's input 0 and
 // leaves the frame and the outputs in the session; a stream belongs to the session that started it; starting or
 // stopping a stream and writing sensor registers change shared hardware (admin).
+#include "aisrv/image/tensor_image.hpp"
 #include "aisrv/protocol/bytes.hpp"
 #include "command_table.hpp"
 
@@ -33,12 +34,12 @@ Status acquire_single(CommandContext& c) {
   if (rw || rh) {
     const auto m = AISRV_TRY(model_of(c));
     if (m->info.inputs.empty()) return make_error(Errc::bad_tensor, "the model has no input for a sensor frame");
-    const auto& s = m->info.inputs[0].shape;
-    const bool nhwc = s.size() == 4 && (s[3] == 1 || s[3] == 3);
-    const uint32_t h = nhwc ? static_cast<uint32_t>(s[1]) : s.size() == 4 ? static_cast<uint32_t>(s[2]) : 0;
-    const uint32_t wd = nhwc ? static_cast<uint32_t>(s[2]) : s.size() == 4 ? static_cast<uint32_t>(s[3]) : 0;
-    if (rw != wd || rh != h)
-      return make_error(Errc::bad_length, "the window is resized to the input's {}x{}, not {}x{}", wd, h, rw, rh);
+    // The input's picture size, read from its shape as the camera's preprocessing reads it.
+    auto g = image::input_geometry(m->info.inputs[0]);
+    if (!g) return make_error(Errc::bad_tensor, "input 0 does not take a picture: {}", g.error().message);
+    if (rw != g->width || rh != g->height)
+      return make_error(Errc::bad_length, "the window is resized to the input's {}x{}, not {}x{}", g->width, g->height,
+                        rw, rh);
   }
   return c.server.acquire_single(c.session, *c.slot, c.queue_ns, w);
 }
