@@ -113,13 +113,14 @@ void LibusbEndpoints::wait(Slot& s, Deadline deadline) {
   }
 }
 
-void LibusbEndpoints::drain(std::deque<Slot*>& fifo) {
+bool LibusbEndpoints::drain(std::deque<Slot*>& fifo) {
   {
     std::lock_guard lock(mu_);
     for (Slot* s : fifo)
       if (s->busy && !s->done) libusb_cancel_transfer(s->transfer);
   }
   const Deadline limit = std::chrono::steady_clock::now() + kDrainLimit;
+  bool complete = true;
   while (!fifo.empty()) {
     Slot* s = fifo.front();
     bool done;
@@ -128,7 +129,7 @@ void LibusbEndpoints::drain(std::deque<Slot*>& fifo) {
       done = s->done || !s->busy;
     }
     if (!done) {
-      if (std::chrono::steady_clock::now() > limit) return;  // the transfer stays busy; the slot is not reused
+      if (std::chrono::steady_clock::now() > limit) return false;  // the transfer stays busy; the slot is not reused
       timeval tv{0, 50000};
       libusb_handle_events_timeout_completed(ctx_, &tv, nullptr);
       continue;
@@ -137,8 +138,12 @@ void LibusbEndpoints::drain(std::deque<Slot*>& fifo) {
       std::lock_guard lock(mu_);
       s->busy = false;
     }
+    // A cancel that came after the transfer had finished on the bus leaves it COMPLETED: its data was delivered.
+    const libusb_transfer* t = s->transfer;
+    complete = complete && t->status == LIBUSB_TRANSFER_COMPLETED && t->actual_length == t->length;
     fifo.pop_front();
   }
+  return complete;
 }
 
 IoResult LibusbEndpoints::from_error(int err, const char* what) {
@@ -184,7 +189,7 @@ IoResult LibusbEndpoints::result_of(const Slot& s, bool out) {
 
 IoResult LibusbEndpoints::fail(IoResult r) {
   cancel_all();
-  drain(out_fifo_);
+  r.data_sent = drain(out_fifo_);
   drain(in_fifo_);
   ahead_ = 0;
   return r;

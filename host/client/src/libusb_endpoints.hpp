@@ -65,7 +65,8 @@ class LibusbEndpoints final : public HostEndpoints {
   void wait(Slot& s, Deadline deadline);
   void cancel_all();
   // Cancels the given transfers and waits for their completion callbacks.
-  void drain(std::deque<Slot*>& fifo);
+  // Waits for the transfers of `fifo` (cancelled first); true when every one of them completed in full.
+  bool drain(std::deque<Slot*>& fifo);
   // After a failure: nothing of either direction stays in flight.
   IoResult fail(IoResult r);
   int submit_in(uint64_t generation, size_t length);

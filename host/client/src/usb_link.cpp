@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <string_view>
 
 #include "aisrv/protocol/usb_link.hpp"
 
@@ -72,12 +73,17 @@ Error UsbHostLink::fail(const IoResult& r, const protocol::Header& h, const char
     case Io::ok: {
       const IoResult rs = reset();
       if (rs.io == Io::gone) gone_ = true;
+      // A SET given up while its status was awaited, after every byte of its data had reached the device, may have
+      // been carried out: say so, the caller cannot tell otherwise. Before that, the server never applies it.
+      const bool maybe_done = protocol::host_sends(h.cmd) && std::string_view(phase) == "status" && r.data_sent;
+      const std::string_view effect =
+          maybe_done ? "; all its data had reached the device, so the server may have carried it out" : "";
       if (r.io == Io::timeout) {
         (void)deadline;
-        return make_error(Errc::timeout, "no answer from {} in time ({} {}); the command was abandoned", name_, cmd,
-                          phase);
+        return make_error(Errc::timeout, "no answer from {} in time ({} {}); the command was abandoned{}", name_, cmd,
+                          phase, effect);
       }
-      if (r.io == Io::cancelled) return make_error(Errc::cancelled, "{} cancelled during the {}", cmd, phase);
+      if (r.io == Io::cancelled) return make_error(Errc::cancelled, "{} cancelled during the {}{}", cmd, phase, effect);
       return make_error(Errc::io_error, "{} failed during the {} on {}: {}", cmd, phase, name_, r.detail);
     }
   }

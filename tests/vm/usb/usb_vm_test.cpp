@@ -232,30 +232,59 @@ TEST_CASE("a transfer cancelled half way changes nothing and the next command wo
   REQUIRE(c.client->set_input(0, 0, good).ok());
 
   // SET cancelled from another thread while its data is on the bus (early: 16 MiB can cross dummy_hcd in ~20 ms, and
-  // a cancel after the last byte left would leave the server with the whole new input, rightly applied)
-  std::thread canceller([&] {
-    std::this_thread::sleep_for(4ms);
-    c.usb->cancel();
-  });
-  auto st = c.client->set_input(0, 0, other);
-  canceller.join();
-  REQUIRE(!st.ok());
-  CHECK(st.error().code == Errc::cancelled);
-  CHECK(c.client->hello().ok());
+  // a cancel after the last byte left leaves the server with the whole new input, rightly applied — the client says
+  // so in its error). A loaded machine can delay the cancelling thread past the end of the data: try again, sooner,
+  // until one cancel lands while data is still on the bus. Whatever the timing, the input is one of the two, whole.
+  bool cancelled_midway = false;
+  for (const auto delay : {4ms, 2ms, 1ms, 0ms, 0ms, 0ms}) {
+    CAPTURE(delay.count());
+    std::thread canceller([&] {
+      std::this_thread::sleep_for(delay);
+      c.usb->cancel();
+    });
+    auto st = c.client->set_input(0, 0, other);
+    canceller.join();
+    if (!st.ok()) {
+      CHECK(st.error().code == Errc::cancelled);
+      MESSAGE("cancelled SET after ", delay.count(), " ms: ", st.error().message);
+    }
+    // a cancel before the command began is forgotten by it: the SET simply happens
+    const bool maybe_applied = st.ok() || st.error().message.find("may have carried it out") != std::string::npos;
+    CHECK(c.client->hello().ok());
+    auto back = c.client->get_input(0, 0);
+    REQUIRE_MESSAGE(back.ok(), (back ? "" : back.error().what()));
+    if (!maybe_applied) {
+      CHECK(*back == good);  // the cancelled SET changed nothing
+      cancelled_midway = true;
+      break;
+    }
+    CHECK((*back == good || *back == other));
+    REQUIRE(c.client->set_input(0, 0, good).ok());
+  }
+  CHECK_MESSAGE(cancelled_midway, "no cancel landed while the SET's data was on the bus");
 
-  // GET cancelled half way through the answer
-  std::thread canceller2([&] {
-    std::this_thread::sleep_for(4ms);
-    c.usb->cancel();
-  });
-  auto partial = c.client->get_input(0, 0);
-  canceller2.join();
-  REQUIRE(!partial.ok());
-  CHECK(partial.error().code == Errc::cancelled);
+  // GET cancelled half way through the answer (the same race: a GET that finished first is simply answered)
+  bool get_cancelled = false;
+  for (const auto delay : {4ms, 2ms, 1ms, 0ms, 0ms, 0ms}) {
+    std::thread canceller([&] {
+      std::this_thread::sleep_for(delay);
+      c.usb->cancel();
+    });
+    auto partial = c.client->get_input(0, 0);
+    canceller.join();
+    if (partial.ok()) {
+      CHECK(*partial == good);
+      continue;
+    }
+    CHECK(partial.error().code == Errc::cancelled);
+    get_cancelled = true;
+    break;
+  }
+  CHECK(get_cancelled);
   CHECK(c.client->hello().ok());
   auto back = c.client->get_input(0, 0);
   REQUIRE_MESSAGE(back.ok(), (back ? "" : back.error().what()));
-  CHECK(*back == good);  // the cancelled SET changed nothing
+  CHECK(*back == good);
 
   c.client.reset();  // one program at a time holds the interface
 

@@ -40,6 +40,9 @@ struct IoResult {
   size_t bytes = 0;    // bytes moved
   bool ended = false;  // receive: a short packet or a zero-length packet ended the transfer
   std::string detail;
+  // On a failure: every byte of OUT data queued before it had reached the device (so a SET whose status was being
+  // awaited may have been carried out). Only meaningful once all of a command's data was handed to send().
+  bool data_sent = false;
 
   bool ok() const { return io == Io::ok; }
 };
