@@ -1,15 +1,17 @@
 // aisrv benchmarks — the CPU engine (issue 3): for every model of ../shared/testdata that has expected cases, the
 // median inference latency with kernels=opt against kernels=ref, both measured in this process on the same loaded
 // model and interleaved run by run (so both see the same machine state), the ratio, and the MAC rate achieved; also
-// the optimised backend's portable C++ level (what a processor without AVX2 runs) against the same baseline.
+// the optimised backend's portable C++ level (what a processor without AVX2 runs) against the same baseline, and
+// kernels=opt on 2 threads (--threads) against kernels=opt on one.
 // Beside ours it prints TensorFlow Lite Micro's own reference-kernel latency on this kind of machine — a constant
 // copied from ../shared/testdata/expected/EXPECTED.md, labelled as such, not measured here.
 //
-//   bench_cpu [--min-runs N] [--seconds S] [--model SUBSTRING] [--breakdown] [--layers]
+//   bench_cpu [--min-runs N] [--seconds S] [--model SUBSTRING] [--threads K] [--breakdown] [--layers]
 //     --min-runs   at least N timed inferences per backend and model (default 15)
 //     --seconds    keep sampling a model until both backends have run this long in total (default 3)
 //     --model      only models whose path contains SUBSTRING
 //     --breakdown  also print each backend's time per operator type (medians over the runs)
+//     --threads    the thread count measured against threads=1 (default 2)
 //     --layers     also print each operator's time with both backends (medians over the runs)
 //
 // Every output is first checked against the expected bytes with both backends; a mismatch is an error (exit 1).
@@ -55,6 +57,7 @@ struct Options {
   std::string model_filter;
   bool breakdown = false;
   bool layers = false;
+  size_t threads = 2;
 };
 
 struct ModelCase {
@@ -123,6 +126,9 @@ bool run_model(const ModelCase& mc, const Options& opt) {
   m.push_back({"", make_kernel_backend("ref"), nullptr, {}, {}, {}});
   if (detect_simd_level() > SimdLevel::portable)
     m.push_back({"", make_optimized_kernel_backend(SimdLevel::portable), nullptr, {}, {}, {}});
+  // kernels=opt on the worker pool (threads=2), against [0] (threads=1)
+  const size_t threaded = m.size();
+  m.push_back({"", make_optimized_kernel_backend(detect_simd_level(), opt.threads), nullptr, {}, {}, {}});
   // Each backend gets its own load of the model (its arena plan, scratch and prepared data), as the engine runs it.
   for (Measured& x : m) {
     x.label = x.backend->description();
@@ -192,7 +198,12 @@ bool run_model(const ModelCase& mc, const Options& opt) {
     const double fg = static_cast<double>(macs) / (f * 1e6), rg = static_cast<double>(macs) / (r * 1e6);
     bench::report("cpu_" + name + "_mac_rate", fg, "GMAC/s", "kernels=ref", rg, "GMAC/s", fg / rg);
   }
-  for (size_t k = 2; k < m.size(); ++k) {
+  {
+    const double t = median(m[threaded].ms);
+    bench::report("cpu_" + name + "_latency_median_threads" + std::to_string(opt.threads), t * scale, unit,
+                  "threads=1", f * scale, unit, f / t);
+  }
+  for (size_t k = 2; k < threaded; ++k) {
     const double l = median(m[k].ms);
     const std::string level(m[k].label.substr(m[k].label.find('(') + 1, m[k].label.size() - m[k].label.find('(') - 2));
     bench::report("cpu_" + name + "_latency_median_opt_" + level, l * scale, unit, "kernels=ref", r * scale, unit,
@@ -248,8 +259,9 @@ int main(int argc, char** argv) {
     else if (a == "--model") opt.model_filter = value();
     else if (a == "--breakdown") opt.breakdown = true;
     else if (a == "--layers") opt.layers = true;
+    else if (a == "--threads") opt.threads = std::max<size_t>(1, std::stoul(value()));
     else {
-      std::fprintf(stderr, "usage: bench_cpu [--min-runs N] [--seconds S] [--model SUBSTRING] [--breakdown] [--layers]\n");
+      std::fprintf(stderr, "usage: bench_cpu [--min-runs N] [--seconds S] [--model SUBSTRING] [--threads K] [--breakdown] [--layers]\n");
       return 2;
     }
   }

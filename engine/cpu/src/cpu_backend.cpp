@@ -2,6 +2,10 @@
 // output lifecycle on top of the Interpreter.
 #include "aisrv/engine/cpu/cpu_backend.hpp"
 
+#include <unistd.h>
+
+#include <charconv>
+
 #include "interpreter.hpp"
 
 namespace aisrv::engine::cpu {
@@ -13,20 +17,34 @@ Result<CpuOptions> parse_cpu_options(const EngineSpec& spec) {
       if (value != "ref" && value != "opt")
         return make_error(Errc::invalid_argument, "cpu: kernels={} is not one of ref, opt", value);
       o.kernels = value;
+    } else if (key == "threads") {
+      if (value == "auto") {
+        o.threads = static_cast<size_t>(std::clamp<long>(sysconf(_SC_NPROCESSORS_ONLN), 1, kMaxThreads));
+      } else {
+        size_t n = 0;
+        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+        if (ec != std::errc{} || end != value.data() + value.size() || n < 1 || n > kMaxThreads)
+          return make_error(Errc::invalid_argument, "cpu: threads={} is not auto or a count from 1 to {}", value,
+                            kMaxThreads);
+        o.threads = n;
+      }
     } else if (key == "verify") {
       o.verify = AISRV_TRY(parse_bool(value));
     } else if (key == "arena") {
       o.arena_budget = AISRV_TRY(parse_size(value));
       if (o.arena_budget == 0) return make_error(Errc::invalid_argument, "cpu: arena=0 leaves no memory");
     } else {
-      return make_error(Errc::invalid_argument, "cpu: unknown option '{}' (known: kernels, verify, arena)", key);
+      return make_error(Errc::invalid_argument, "cpu: unknown option '{}' (known: kernels, threads, verify, arena)", key);
     }
   }
+  if (o.threads > 1 && o.kernels != "opt")
+    return make_error(Errc::invalid_argument, "cpu: threads={} needs kernels=opt (the reference kernels run on one thread)",
+                      o.threads);
   return o;
 }
 
 Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const CpuOptions& options) {
-  std::unique_ptr<KernelBackend> primary = make_kernel_backend(options.kernels);
+  std::unique_ptr<KernelBackend> primary = make_kernel_backend(options.kernels, options.threads);
   if (!primary) return make_error(Errc::invalid_argument, "cpu: kernels={} is not one of ref, opt", options.kernels);
   std::unique_ptr<KernelBackend> checker = options.verify ? make_kernel_backend("ref") : nullptr;
   return std::make_unique<CpuBackend>(options, std::move(primary), std::move(checker));
@@ -39,8 +57,8 @@ CpuBackend::CpuBackend(CpuOptions options, std::unique_ptr<KernelBackend> primar
 CpuBackend::~CpuBackend() = default;
 
 std::string CpuBackend::options() const {
-  return fmt::format("kernels={},verify={},arena={}", primary_->name(), checker_ ? "on" : "off",
-                     options_.arena_budget);
+  return fmt::format("kernels={},threads={},verify={},arena={}", primary_->name(), options_.threads,
+                     checker_ ? "on" : "off", options_.arena_budget);
 }
 
 Result<ModelInfo> CpuBackend::load(std::span<const uint8_t> model, const LoadOptions& options) {
@@ -76,7 +94,7 @@ Result<std::vector<LayerTime>> CpuBackend::invoke(const InvokeContext& ctx) {
 
 void register_cpu_backend(BackendRegistry& registry) {
   registry.add("cpu",
-               "TensorFlow Lite INT8 interpreter; options kernels=ref|opt (default opt), "
+               "TensorFlow Lite INT8 interpreter; options kernels=ref|opt (default opt), threads=K|auto (default 1), "
                "verify=on|off (compare every operator with ref), arena=SIZE (default 64M)",
                [](const EngineSpec& spec) -> Result<std::unique_ptr<InferenceBackend>> {
                  const CpuOptions options = AISRV_TRY(parse_cpu_options(spec));

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 
+#include <unistd.h>
+
 #include "aisrv/engine/builtin.hpp"
 #include "aisrv/engine/cpu/cpu_backend.hpp"
 #include "aisrv/engine/cpu/optimized_backend.hpp"
@@ -53,7 +55,18 @@ TEST_CASE("cpu options: defaults, values, refusals") {
   CHECK(o->kernels == "ref");
   CHECK(o->verify);
   CHECK(o->arena_budget == 8u << 20);
-  for (const char* bad : {"cpu:kernels=fast", "cpu:verify=maybe", "cpu:arena=lots", "cpu:arena=0", "cpu:colour=red"}) {
+  CHECK(o->threads == 1);
+  spec = parse_engine_spec("cpu:threads=3");
+  o = cpu::parse_cpu_options(*spec);
+  REQUIRE(o.ok());
+  CHECK(o->threads == 3);
+  spec = parse_engine_spec("cpu:threads=auto");
+  o = cpu::parse_cpu_options(*spec);
+  REQUIRE(o.ok());
+  CHECK(o->threads == static_cast<size_t>(sysconf(_SC_NPROCESSORS_ONLN)));
+  for (const char* bad : {"cpu:kernels=fast", "cpu:verify=maybe", "cpu:arena=lots", "cpu:arena=0", "cpu:colour=red",
+                          "cpu:threads=0", "cpu:threads=65", "cpu:threads=2K", "cpu:threads=-1", "cpu:threads=",
+                          "cpu:kernels=ref,threads=2"}) {
     auto s = parse_engine_spec(bad);
     REQUIRE(s.ok());
     auto r = cpu::parse_cpu_options(*s);
@@ -70,7 +83,7 @@ TEST_CASE("the registry builds the cpu backend; kernels=opt is the default and n
   auto backend = registry.create(*spec);
   REQUIRE(backend.ok());
   CHECK((*backend)->kind() == "cpu");
-  CHECK((*backend)->options() == "kernels=opt,verify=off,arena=4194304");
+  CHECK((*backend)->options() == "kernels=opt,threads=1,verify=off,arena=4194304");
   Log log;
   LoadOptions lo;
   lo.log = log.fn();
@@ -85,7 +98,7 @@ TEST_CASE("the registry builds the cpu backend; kernels=opt is the default and n
   REQUIRE(ref_spec.ok());
   auto ref = registry.create(*ref_spec);
   REQUIRE(ref.ok());
-  CHECK((*ref)->options() == "kernels=ref,verify=on,arena=67108864");
+  CHECK((*ref)->options() == "kernels=ref,threads=1,verify=on,arena=67108864");
   Log ref_log;
   lo.log = ref_log.fn();
   REQUIRE((*ref)->load(test::small_net_model(), lo).ok());

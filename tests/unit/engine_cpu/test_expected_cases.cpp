@@ -18,6 +18,7 @@ using aisrv::engine::LoadOptions;
 using aisrv::engine::Placement;
 using aisrv::engine::cpu::CpuBackend;
 using aisrv::engine::cpu::CpuOptions;
+using aisrv::engine::cpu::available_simd_levels;
 using aisrv::engine::cpu::detect_simd_level;
 using aisrv::engine::cpu::make_optimized_kernel_backend;
 using aisrv::engine::cpu::simd_level_name;
@@ -101,15 +102,29 @@ TEST_CASE("every expected case is bit-exact with TFLite Micro's reference kernel
 
 TEST_CASE("every expected case is bit-exact with the optimised backend at every SIMD level of this processor") {
   // kernels=opt above runs the best level; here each lower level runs too (the portable C++ level is what a
-  // processor without AVX2, e.g. QEMU's qemu64, executes).
+  // processor without AVX2, e.g. QEMU's qemu64, executes; on aarch64, the compiler-vectorised C++ beside NEON).
   const auto cases = load_cases();
   std::map<std::string, std::vector<uint8_t>> models;
-  for (SimdLevel level : {SimdLevel::portable, SimdLevel::avx2}) {
-    if (level >= detect_simd_level()) continue;  // the best level is the kernels=opt run above
+  for (SimdLevel level : available_simd_levels()) {
+    if (level == detect_simd_level()) continue;  // the best level is the kernels=opt run above
     INFO("SIMD level " << simd_level_name(level));
     CpuOptions o;
     CpuBackend backend(o, make_optimized_kernel_backend(level), nullptr);
     for (const Case& c : cases) run_case(backend, c, models);
+  }
+}
+
+TEST_CASE("every expected case is bit-exact with the optimised backend on 2 and 3 threads") {
+  const auto cases = load_cases();
+  std::map<std::string, std::vector<uint8_t>> models;
+  for (size_t threads : {2u, 3u}) {
+    CpuOptions o;
+    o.threads = threads;
+    auto backend = CpuBackend::create(o);
+    REQUIRE(backend.ok());
+    REQUIRE((*backend)->threads() == threads);
+    INFO("threads=" << threads);
+    for (const Case& c : cases) run_case(**backend, c, models);
   }
 }
 

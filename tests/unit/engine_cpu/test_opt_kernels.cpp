@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -33,9 +34,18 @@ struct Rng {
 };
 
 // The levels to test: every level up to the best this processor runs.
-std::vector<SimdLevel> levels() {
-  std::vector<SimdLevel> v{SimdLevel::portable};
-  if (detect_simd_level() >= SimdLevel::avx2) v.push_back(SimdLevel::avx2);
+std::vector<SimdLevel> levels() { return available_simd_levels(); }
+
+// Levels and thread counts for the kernels that run on the worker pool: every level alone, and the best level with
+// 3 threads (an odd count splits rows, tiles and outputs unevenly).
+struct Config {
+  SimdLevel level;
+  size_t threads;
+};
+std::vector<Config> configs() {
+  std::vector<Config> v;
+  for (SimdLevel level : levels()) v.push_back({level, 1});
+  v.push_back({detect_simd_level(), 3});
   return v;
 }
 
@@ -237,12 +247,12 @@ void check_conv(Rng& r, bool u8, bool extreme, int cases) {
     if (!random_conv(r, c, u8, extreme)) continue;
     ++done;
     const auto want = run(ref, c.p, c.out_bytes);
-    for (SimdLevel level : levels()) {
-      const auto b = make_optimized_kernel_backend(level);
+    for (const auto [level, threads] : configs()) {
+      const auto b = make_optimized_kernel_backend(level, threads);
       int usable = 0;
       const auto got = run(*b, c.p, c.out_bytes, &usable);
       const Conv2DParams& p = c.p;
-      INFO("level " << simd_level_name(level) << (u8 ? " uint8" : " int8") << " in " << p.input_shape.n << "x"
+      INFO("level " << simd_level_name(level) << " threads " << threads << (u8 ? " uint8" : " int8") << " in " << p.input_shape.n << "x"
                     << p.input_shape.h << "x" << p.input_shape.w << "x" << p.input_shape.c << " filter "
                     << p.filter_shape.n << "x" << p.filter_shape.h << "x" << p.filter_shape.w << "x"
                     << p.filter_shape.c << " stride " << p.stride_h << "," << p.stride_w << " dilation "
@@ -332,12 +342,12 @@ void check_depthwise(Rng& r, bool u8, bool extreme, int cases) {
     if (!random_depthwise(r, c, u8, extreme)) continue;
     ++done;
     const auto want = run(ref, c.p, c.out_bytes);
-    for (SimdLevel level : levels()) {
-      const auto b = make_optimized_kernel_backend(level);
+    for (const auto [level, threads] : configs()) {
+      const auto b = make_optimized_kernel_backend(level, threads);
       int usable = 0;
       const auto got = run(*b, c.p, c.out_bytes, &usable);
       const DepthwiseConv2DParams& p = c.p;
-      INFO("level " << simd_level_name(level) << (u8 ? " uint8" : " int8") << " in " << p.input_shape.n << "x"
+      INFO("level " << simd_level_name(level) << " threads " << threads << (u8 ? " uint8" : " int8") << " in " << p.input_shape.n << "x"
                     << p.input_shape.h << "x" << p.input_shape.w << "x" << p.input_shape.c << " filter "
                     << p.filter_shape.h << "x" << p.filter_shape.w << " multiplier " << p.depth_multiplier
                     << " stride " << p.stride_h << "," << p.stride_w << " dilation " << p.dilation_h << ","
@@ -391,9 +401,10 @@ TEST_CASE("CONV_2D: many pixels and a deep filter span several im2col tiles") {
     p.act_max = 127;
     c.out_bytes = static_cast<size_t>(p.output_shape.elements());
     const auto want = run(ref, p, c.out_bytes);
-    for (SimdLevel level : levels()) {
-      INFO("level " << simd_level_name(level) << " " << n << "x" << h << "x" << w << "x" << cin << " filter " << f);
-      CHECK(run(*make_optimized_kernel_backend(level), p, c.out_bytes) == want);
+    for (const auto [level, threads] : configs()) {
+      INFO("level " << simd_level_name(level) << " threads " << threads << " " << n << "x" << h << "x" << w << "x"
+                    << cin << " filter " << f);
+      CHECK(run(*make_optimized_kernel_backend(level, threads), p, c.out_bytes) == want);
     }
   }
 }
@@ -568,10 +579,10 @@ TEST_CASE("FULLY_CONNECTED: opt equals ref on random cases (int8 and uint8, odd 
     p.bias = r.chance(0.1) && !extreme ? nullptr : bias.data();
     const size_t out_bytes = static_cast<size_t>(p.batches) * static_cast<size_t>(p.output_depth);
     const auto want = run(ref, p, out_bytes);
-    for (SimdLevel level : levels()) {
-      INFO("level " << simd_level_name(level) << (u8 ? " uint8" : " int8") << " batches " << p.batches << " depth "
-                    << p.accum_depth << " outputs " << p.output_depth);
-      const auto got = run(*make_optimized_kernel_backend(level), p, out_bytes);
+    for (const auto [level, threads] : configs()) {
+      INFO("level " << simd_level_name(level) << " threads " << threads << (u8 ? " uint8" : " int8") << " batches "
+                    << p.batches << " depth " << p.accum_depth << " outputs " << p.output_depth);
+      const auto got = run(*make_optimized_kernel_backend(level, threads), p, out_bytes);
       CHECK_MESSAGE(got == want, "first difference: " << first_difference(got, want));
     }
   }
@@ -731,11 +742,45 @@ TEST_CASE("TRANSPOSE: opt equals ref on random ranks, permutations and element s
 TEST_CASE("the SIMD level: detection, names, and a request above the processor's level is lowered") {
   CHECK(simd_level_name(SimdLevel::portable) == "portable");
   CHECK(simd_level_name(SimdLevel::avx2) == "avx2");
-  const auto best = make_optimized_kernel_backend(SimdLevel::avx2);
+  CHECK(simd_level_name(SimdLevel::neon) == "neon");
+  const auto available = available_simd_levels();
+  REQUIRE(!available.empty());
+  CHECK(available.front() == SimdLevel::portable);
+  CHECK(available.back() == detect_simd_level());
+#if defined(__aarch64__)
+  CHECK(detect_simd_level() == SimdLevel::neon);
+  // a level of another architecture is never run: it lands on the best level here below it
+  CHECK(make_optimized_kernel_backend(SimdLevel::avx2)->description() == "opt (portable)");
+#endif
+  const auto best = make_optimized_kernel_backend(SimdLevel::neon);  // the highest level of any architecture
   CHECK(best->name() == "opt");
   CHECK(best->description() == "opt (" + std::string(simd_level_name(detect_simd_level())) + ")");
   CHECK(make_optimized_kernel_backend(SimdLevel::portable)->description() == "opt (portable)");
   CHECK(make_kernel_backend("opt")->description() == best->description());
   CHECK(make_kernel_backend("ref")->name() == "ref");
   CHECK(make_kernel_backend("fast") == nullptr);
+}
+
+TEST_CASE("the worker pool runs every part exactly once, on at most its participants, run after run") {
+  for (size_t threads : {1u, 2u, 4u}) {
+    opt::WorkerPool pool(threads);
+    CHECK(pool.size() == threads);
+    for (size_t parts : {0u, 1u, 2u, 7u, 100u}) {
+      for (int round = 0; round < 20; ++round) {
+        std::vector<std::atomic<int>> done(parts);
+        std::vector<std::atomic<int>> by(threads);
+        std::atomic<bool> outside{false};
+        pool.run(parts, [&](size_t part, size_t participant) {
+          if (participant >= threads) outside = true;
+          else by[participant].fetch_add(1);
+          done[part].fetch_add(1);
+        });
+        CHECK_FALSE(outside.load());
+        for (size_t i = 0; i < parts; ++i) CHECK(done[i].load() == 1);
+        int total = 0;
+        for (auto& n : by) total += n.load();
+        CHECK(total == static_cast<int>(parts));
+      }
+    }
+  }
 }

@@ -1,11 +1,14 @@
 // aisrv CPU engine, optimised kernels — CONV_2D as an int16 GEMM per group: output pixels (rows) x output channels
 // (columns) over the depth K = filter_h * filter_w * group input channels.
 //   prepare: weights + filter offset packed once into int16 blocks of 16 channels in the layout of the level's GEMM
-//            block (AVX2: [K/2][16][2], pairs of depth entries; portable: [16][K], one row per channel), with
+//            block (AVX2: [K/2][16][2], pairs of depth entries; NEON: [K][16]; portable: [16][K], one row per
+//            channel), with
 //            per-channel bias / multiplier / shift padded to 16;
 //   invoke:  tiles of output pixels; each tile's im2col rows (input + input offset as int16, zero for padding taps,
 //            depth padded to even) are built in scratch, then 6 x 16 GEMM blocks (opt_kernels.hpp) accumulate,
-//            requantize and store.
+//            requantize and store. With a worker pool, the parts are (group, tile, range of channel blocks), each
+//            participant with its own im2col scratch; a layer with few tiles is also split across its channel
+//            blocks (the tile's im2col is then built once per part). Every output is computed exactly as alone.
 // Exactly the reference's sums (int32, order-independent) and requantization; a padding tap contributes 0, as the
 // reference's skipped tap does.
 #include <algorithm>
@@ -22,12 +25,17 @@ namespace {
 constexpr size_t kTileBytes = 64 * 1024;  // im2col tile: a few rows per GEMM block, well inside L2
 constexpr size_t kMaxTileRows = 1024;
 
+size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
+
 struct ConvPlan {
+  size_t participants = 1;             // threads of the backend's pool, each with a scratch tile
   int32_t groups = 1, group_in = 0, group_out = 0;
   size_t depth = 0, depth_padded = 0;  // K, Kp (even)
   size_t blocks = 0;                   // 16-channel blocks per group
   size_t pixels = 0;                   // output pixels over all batches
   size_t tile_rows = 0;                // multiple of kGemmRows
+  size_t tiles = 0;                    // per group
+  size_t chunks = 1;                   // ranges of channel blocks a tile is split into
   size_t block_bytes = 0;              // packed weights + bias + multiplier + shift of one block
   bool fits = false;                   // sizes are sane (a hostile shape runs the reference kernel instead)
 
@@ -35,13 +43,13 @@ struct ConvPlan {
   size_t prepared_bytes() const {
     return fits ? kPreparedHeaderBytes + static_cast<size_t>(groups) * blocks * block_bytes : 0;
   }
-  size_t scratch_bytes() const { return fits ? tile_rows * depth_padded * sizeof(int16_t) : 0; }
+  size_t tile_bytes() const { return round_up(tile_rows * depth_padded * sizeof(int16_t), 64); }
+  size_t scratch_bytes() const { return fits ? participants * tile_bytes() : 0; }
 };
 
-size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
-
-ConvPlan plan_conv(const Conv2DParams& p) {
+ConvPlan plan_conv(const Conv2DParams& p, size_t participants) {
   ConvPlan c;
+  c.participants = std::max<size_t>(participants, 1);
   const Dims4 &is = p.input_shape, &fs = p.filter_shape, &os = p.output_shape;
   c.groups = std::max(1, fs.c > 0 ? is.c / fs.c : 1);
   c.group_in = fs.c;
@@ -53,7 +61,14 @@ ConvPlan plan_conv(const Conv2DParams& p) {
   // Rows per tile: a multiple of kGemmRows (the last GEMM block of a tile may hold zero rows), >= kGemmRows.
   const size_t fit = kTileBytes / (c.depth_padded * sizeof(int16_t));
   c.tile_rows = std::min({fit, kMaxTileRows, round_up(std::max<size_t>(c.pixels, 1), kGemmRows)});
+  if (c.participants > 1)  // enough tiles for every participant: at least 4 each where the layer allows
+    c.tile_rows = std::min(c.tile_rows, round_up((c.pixels + 4 * c.participants - 1) / (4 * c.participants), kGemmRows));
   c.tile_rows = std::max<size_t>(c.tile_rows / kGemmRows * kGemmRows, kGemmRows);
+  c.tiles = (c.pixels + c.tile_rows - 1) / c.tile_rows;
+  const size_t items = static_cast<size_t>(std::max(c.groups, 1)) * c.tiles;
+  if (c.participants > 1 && items < 2 * c.participants)  // few tiles: split the channel blocks as well
+    c.chunks = std::min(c.blocks, (2 * c.participants + items - 1) / items);
+  c.chunks = std::max<size_t>(c.chunks, 1);
   c.block_bytes = c.weights_bytes() + 3 * kGemmCols * sizeof(int32_t);
   const long double prepared = static_cast<long double>(c.groups) * c.blocks * c.block_bytes;
   const long double scratch = static_cast<long double>(c.tile_rows) * c.depth_padded * sizeof(int16_t);
@@ -82,8 +97,9 @@ void pack(const Conv2DParams& p, const ConvPlan& c, GemmLayout layout, std::span
         const T* row = filter + oc * c.depth;
         for (size_t k = 0; k < c.depth_padded; ++k) {
           const int32_t v = valid && k < c.depth ? int32_t{row[k]} + p.filter_offset : 0;
-          const size_t at = layout == GemmLayout::pairs ? (k / 2 * kGemmCols + static_cast<size_t>(j)) * 2 + k % 2
-                                                        : static_cast<size_t>(j) * c.depth_padded + k;
+          const size_t at = layout == GemmLayout::pairs     ? (k / 2 * kGemmCols + static_cast<size_t>(j)) * 2 + k % 2
+                            : layout == GemmLayout::k_major ? k * kGemmCols + static_cast<size_t>(j)
+                                                            : static_cast<size_t>(j) * c.depth_padded + k;
           w[at] = static_cast<int16_t>(v);
         }
       }
@@ -143,51 +159,57 @@ void im2col(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, int32
 }
 
 template <typename T>
-void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k) {
+void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, WorkerPool& pool) {
   constexpr int u = std::is_unsigned_v<T> ? 1 : 0;
-  auto* tile = reinterpret_cast<int16_t*>(p.scratch.data());
   auto* output = static_cast<uint8_t*>(p.output);
   const size_t out_c = static_cast<size_t>(p.output_shape.c);
   const uint8_t* base = p.prepared.data() + kPreparedHeaderBytes;
-  GemmBlock gb;
-  gb.a_stride = c.depth_padded;
-  gb.pairs = static_cast<int32_t>(c.depth_padded / 2);
-  gb.output_offset = p.output_offset;
-  gb.act_min = p.act_min;
-  gb.act_max = p.act_max;
-  gb.out_stride = out_c;
-  for (int32_t g = 0; g < c.groups; ++g) {
-    for (size_t m0 = 0; m0 < c.pixels; m0 += c.tile_rows) {
-      const size_t rows = std::min(c.tile_rows, c.pixels - m0);
-      const size_t padded_rows = round_up(rows, kGemmRows);
-      im2col<T>(p, c, k, g, m0, rows, tile);
-      std::memset(tile + rows * c.depth_padded, 0, (padded_rows - rows) * c.depth_padded * sizeof(int16_t));
-      for (size_t nb = 0; nb < c.blocks; ++nb) {
-        const uint8_t* block = base + (static_cast<size_t>(g) * c.blocks + nb) * c.block_bytes;
-        gb.b = reinterpret_cast<const int16_t*>(block);
-        gb.bias = reinterpret_cast<const int32_t*>(block + c.weights_bytes());
-        gb.multiplier = gb.bias + kGemmCols;
-        gb.shift = gb.multiplier + kGemmCols;
-        const size_t col0 = static_cast<size_t>(g) * static_cast<size_t>(c.group_out) + nb * kGemmCols;
-        gb.cols = static_cast<int32_t>(std::min<size_t>(kGemmCols, static_cast<size_t>(c.group_out) - nb * kGemmCols));
-        for (size_t r0 = 0; r0 < padded_rows; r0 += kGemmRows) {
-          gb.a = tile + r0 * c.depth_padded;
-          gb.out = output + (m0 + r0) * out_c + col0;
-          gb.rows = static_cast<int32_t>(std::min<size_t>(kGemmRows, rows - r0));
-          k.gemm[u](gb);
-        }
+  const size_t per_chunk = (c.blocks + c.chunks - 1) / c.chunks;
+  const size_t parts = static_cast<size_t>(c.groups) * c.tiles * c.chunks;
+  pool.run(parts, [&](size_t part, size_t participant) {
+    const size_t chunk = part % c.chunks, tile_index = part / c.chunks % c.tiles;
+    const auto g = static_cast<int32_t>(part / c.chunks / c.tiles);
+    auto* tile = reinterpret_cast<int16_t*>(p.scratch.data() + participant * c.tile_bytes());
+    GemmBlock gb;
+    gb.a_stride = c.depth_padded;
+    gb.pairs = static_cast<int32_t>(c.depth_padded / 2);
+    gb.output_offset = p.output_offset;
+    gb.act_min = p.act_min;
+    gb.act_max = p.act_max;
+    gb.out_stride = out_c;
+    const size_t m0 = tile_index * c.tile_rows;
+    const size_t rows = std::min(c.tile_rows, c.pixels - m0);
+    const size_t padded_rows = round_up(rows, kGemmRows);
+    im2col<T>(p, c, k, g, m0, rows, tile);
+    std::memset(tile + rows * c.depth_padded, 0, (padded_rows - rows) * c.depth_padded * sizeof(int16_t));
+    const size_t nb_end = std::min(c.blocks, (chunk + 1) * per_chunk);
+    for (size_t nb = chunk * per_chunk; nb < nb_end; ++nb) {
+      const uint8_t* block = base + (static_cast<size_t>(g) * c.blocks + nb) * c.block_bytes;
+      gb.b = reinterpret_cast<const int16_t*>(block);
+      gb.bias = reinterpret_cast<const int32_t*>(block + c.weights_bytes());
+      gb.multiplier = gb.bias + kGemmCols;
+      gb.shift = gb.multiplier + kGemmCols;
+      const size_t col0 = static_cast<size_t>(g) * static_cast<size_t>(c.group_out) + nb * kGemmCols;
+      gb.cols = static_cast<int32_t>(std::min<size_t>(kGemmCols, static_cast<size_t>(c.group_out) - nb * kGemmCols));
+      for (size_t r0 = 0; r0 < padded_rows; r0 += kGemmRows) {
+        gb.a = tile + r0 * c.depth_padded;
+        gb.out = output + (m0 + r0) * out_c + col0;
+        gb.rows = static_cast<int32_t>(std::min<size_t>(kGemmRows, rows - r0));
+        k.gemm[u](gb);
       }
     }
-  }
+  });
 }
 
 }  // namespace
 
-size_t conv2d_scratch_bytes(const Conv2DParams& p) { return plan_conv(p).scratch_bytes(); }
-size_t conv2d_prepared_bytes(const Conv2DParams& p) { return plan_conv(p).prepared_bytes(); }
+size_t conv2d_scratch_bytes(const Conv2DParams& p, size_t participants) {
+  return plan_conv(p, participants).scratch_bytes();
+}
+size_t conv2d_prepared_bytes(const Conv2DParams& p) { return plan_conv(p, 1).prepared_bytes(); }
 
 void conv2d_prepare(const Conv2DParams& p, GemmLayout layout, std::span<uint8_t> prepared) {
-  const ConvPlan c = plan_conv(p);
+  const ConvPlan c = plan_conv(p, 1);
   if (!c.fits || prepared.size() < c.prepared_bytes()) return;
   PreparedHeader h;
   h.magic = kPreparedMagic;
@@ -207,7 +229,7 @@ void conv2d_prepare(const Conv2DParams& p, GemmLayout layout, std::span<uint8_t>
 }  // namespace opt
 
 void OptimizedKernelBackend::conv2d(const Conv2DParams& p) {
-  const opt::ConvPlan c = opt::plan_conv(p);
+  const opt::ConvPlan c = opt::plan_conv(p, pool_.size());
   opt::PreparedHeader h;
   if (c.fits && p.prepared.size() >= c.prepared_bytes()) std::memcpy(&h, p.prepared.data(), sizeof h);
   if (!c.fits || h.magic != opt::kPreparedMagic || !h.usable ||
@@ -216,8 +238,8 @@ void OptimizedKernelBackend::conv2d(const Conv2DParams& p) {
     ReferenceKernelBackend::conv2d(p);
     return;
   }
-  if (p.dtype == DType::int8) opt::run<int8_t>(p, c, kernels_);
-  else opt::run<uint8_t>(p, c, kernels_);
+  if (p.dtype == DType::int8) opt::run<int8_t>(p, c, kernels_, pool_);
+  else opt::run<uint8_t>(p, c, kernels_, pool_);
 }
 
 }  // namespace aisrv::engine::cpu

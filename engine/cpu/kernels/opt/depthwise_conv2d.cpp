@@ -6,7 +6,8 @@
 //            offset), one value per *output* channel (input channel oc / depth_multiplier, so any multiplier becomes
 //            an element-wise product), with zero columns for the left/right padding; rows above or below the input
 //            read a zero row. A small cache of filter_h converted rows serves consecutive output rows. Then one row
-//            kernel call (opt_kernels.hpp) per output row.
+//            kernel call (opt_kernels.hpp) per output row. With a worker pool, the output rows are split into one
+//            contiguous range per participant, each with its own scratch (row cache, accumulators).
 // A padding tap multiplies 0, which is what the reference's skipped tap adds.
 #include <algorithm>
 #include <cstring>
@@ -20,6 +21,7 @@ namespace opt {
 namespace {
 
 struct DepthwisePlan {
+  size_t participants = 1;
   size_t channels = 0, channels_padded = 0;  // output channels, rounded up to 16
   size_t taps = 0, pairs = 0;
   size_t width_padded = 0;  // input columns plus left and right padding columns
@@ -31,19 +33,20 @@ struct DepthwisePlan {
   size_t prepared_bytes() const { return fits ? kPreparedHeaderBytes + packed_bytes() + params_bytes() : 0; }
   size_t row_elements() const { return width_padded * channels_padded; }
   // Converted row slots + one zero row, then the accumulators, the tap pointers and the slot tags.
-  size_t scratch_bytes() const {
-    return fits ? (slots + 1) * row_elements() * sizeof(int16_t) + channels_padded * sizeof(int32_t) +
-                      taps * sizeof(const int16_t*) + slots * sizeof(int64_t)
-                : 0;
+  size_t participant_bytes() const {
+    return (((slots + 1) * row_elements() * sizeof(int16_t) + channels_padded * sizeof(int32_t) +
+             taps * sizeof(const int16_t*) + slots * sizeof(int64_t)) + 63) / 64 * 64;
   }
+  size_t scratch_bytes() const { return fits ? participants * participant_bytes() : 0; }
 };
 
 size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 
 constexpr size_t kMaxFilterRows = 64;  // taller filters run on the reference kernel
 
-DepthwisePlan plan_depthwise(const DepthwiseConv2DParams& p) {
+DepthwisePlan plan_depthwise(const DepthwiseConv2DParams& p, size_t participants) {
   DepthwisePlan d;
+  d.participants = std::max<size_t>(participants, 1);
   const Dims4 &is = p.input_shape, &fs = p.filter_shape, &os = p.output_shape;
   d.channels = static_cast<size_t>(os.c);
   d.channels_padded = round_up(std::max<size_t>(d.channels, 1), 16);
@@ -56,7 +59,7 @@ DepthwisePlan plan_depthwise(const DepthwiseConv2DParams& p) {
   d.slots = static_cast<size_t>(std::max(1, fs.h));
   const long double rows = static_cast<long double>(d.slots + 1) * d.width_padded * d.channels_padded * 2;
   const long double packed = static_cast<long double>(d.channels_padded) * (d.pairs + 1) * 4;
-  d.fits = d.slots <= kMaxFilterRows && rows < kMaxKernelBytes && packed < kMaxKernelBytes;
+  d.fits = d.slots <= kMaxFilterRows && rows * d.participants < kMaxKernelBytes && packed < kMaxKernelBytes;
   return d;
 }
 
@@ -128,10 +131,11 @@ void convert_row(const DepthwiseConv2DParams& p, const DepthwisePlan& d, const O
 }
 
 template <typename T>
-void run(const DepthwiseConv2DParams& p, const DepthwisePlan& d, const OptKernels& k) {
+// Output rows [first, end) of all batches (row index b * out_h + oy) with the scratch at `scratch`.
+void run_rows(const DepthwiseConv2DParams& p, const DepthwisePlan& d, const OptKernels& k, uint8_t* scratch,
+              size_t first, size_t end) {
   constexpr int u = std::is_unsigned_v<T> ? 1 : 0;
   const Dims4 &is = p.input_shape, &fs = p.filter_shape, &os = p.output_shape;
-  uint8_t* scratch = p.scratch.data();
   auto* rows = reinterpret_cast<int16_t*>(scratch);
   int16_t* zero_row = rows + d.slots * d.row_elements();
   auto* accumulators = reinterpret_cast<int32_t*>(zero_row + d.row_elements());
@@ -159,50 +163,63 @@ void run(const DepthwiseConv2DParams& p, const DepthwisePlan& d, const OptKernel
   r.accumulators = accumulators;
 
   const size_t fh = static_cast<size_t>(fs.h);
-  for (size_t b = 0; b < static_cast<size_t>(os.n); ++b) {
-    std::fill(tags, tags + d.slots, int64_t{-1});
-    for (int32_t oy = 0; oy < os.h; ++oy) {
-      // The rows this output row reads: rows outside the input read the zero row, cached rows their slot; the
-      // others are converted into slots no row of this output row uses (there are filter_h slots).
-      const int16_t* row_of[kMaxFilterRows];
-      bool locked[kMaxFilterRows] = {};
-      auto input_row = [&](size_t fy) { return oy * p.stride_h - p.padding.top + static_cast<int32_t>(fy) * p.dilation_h; };
-      for (size_t fy = 0; fy < fh; ++fy) {
-        const int32_t iy = input_row(fy);
-        row_of[fy] = iy < 0 || iy >= is.h ? zero_row : nullptr;
-        for (size_t s = 0; s < d.slots && !row_of[fy]; ++s)
-          if (tags[s] == iy) {
-            row_of[fy] = rows + s * d.row_elements();
-            locked[s] = true;
-          }
-      }
-      for (size_t fy = 0; fy < fh; ++fy) {
-        if (row_of[fy]) continue;
-        size_t s = 0;
-        while (locked[s]) ++s;
-        convert_row<T>(p, d, k, b, input_row(fy), rows + s * d.row_elements());
-        tags[s] = input_row(fy);
-        locked[s] = true;
-        row_of[fy] = rows + s * d.row_elements();
-      }
-      for (size_t fy = 0; fy < fh; ++fy)
-        for (size_t fx = 0; fx < static_cast<size_t>(fs.w); ++fx)
-          taps[fy * static_cast<size_t>(fs.w) + fx] =
-              row_of[fy] + fx * static_cast<size_t>(p.dilation_w) * d.channels_padded;
-      r.out = static_cast<uint8_t*>(p.output) +
-              ((b * static_cast<size_t>(os.h) + static_cast<size_t>(oy)) * static_cast<size_t>(os.w)) * d.channels;
-      k.depthwise_row[u](r);
+  const auto out_h = static_cast<size_t>(os.h);
+  for (size_t index = first; index < end; ++index) {
+    const size_t b = index / out_h;
+    const auto oy = static_cast<int32_t>(index % out_h);
+    if (index == first || oy == 0) std::fill(tags, tags + d.slots, int64_t{-1});  // a new image: nothing cached
+    // The rows this output row reads: rows outside the input read the zero row, cached rows their slot; the
+    // others are converted into slots no row of this output row uses (there are filter_h slots).
+    const int16_t* row_of[kMaxFilterRows];
+    bool locked[kMaxFilterRows] = {};
+    auto input_row = [&](size_t fy) { return oy * p.stride_h - p.padding.top + static_cast<int32_t>(fy) * p.dilation_h; };
+    for (size_t fy = 0; fy < fh; ++fy) {
+      const int32_t iy = input_row(fy);
+      row_of[fy] = iy < 0 || iy >= is.h ? zero_row : nullptr;
+      for (size_t s = 0; s < d.slots && !row_of[fy]; ++s)
+        if (tags[s] == iy) {
+          row_of[fy] = rows + s * d.row_elements();
+          locked[s] = true;
+        }
     }
+    for (size_t fy = 0; fy < fh; ++fy) {
+      if (row_of[fy]) continue;
+      size_t s = 0;
+      while (locked[s]) ++s;
+      convert_row<T>(p, d, k, b, input_row(fy), rows + s * d.row_elements());
+      tags[s] = input_row(fy);
+      locked[s] = true;
+      row_of[fy] = rows + s * d.row_elements();
+    }
+    for (size_t fy = 0; fy < fh; ++fy)
+      for (size_t fx = 0; fx < static_cast<size_t>(fs.w); ++fx)
+        taps[fy * static_cast<size_t>(fs.w) + fx] =
+            row_of[fy] + fx * static_cast<size_t>(p.dilation_w) * d.channels_padded;
+    r.out = static_cast<uint8_t*>(p.output) +
+            ((b * static_cast<size_t>(os.h) + static_cast<size_t>(oy)) * static_cast<size_t>(os.w)) * d.channels;
+    k.depthwise_row[u](r);
   }
+}
+
+template <typename T>
+void run(const DepthwiseConv2DParams& p, const DepthwisePlan& d, const OptKernels& k, WorkerPool& pool) {
+  const size_t rows = static_cast<size_t>(p.output_shape.n) * static_cast<size_t>(p.output_shape.h);
+  const size_t parts = std::min(rows, pool.size());
+  pool.run(parts, [&](size_t part, size_t participant) {
+    run_rows<T>(p, d, k, p.scratch.data() + participant * d.participant_bytes(), rows * part / parts,
+                rows * (part + 1) / parts);
+  });
 }
 
 }  // namespace
 
-size_t depthwise_scratch_bytes(const DepthwiseConv2DParams& p) { return plan_depthwise(p).scratch_bytes(); }
-size_t depthwise_prepared_bytes(const DepthwiseConv2DParams& p) { return plan_depthwise(p).prepared_bytes(); }
+size_t depthwise_scratch_bytes(const DepthwiseConv2DParams& p, size_t participants) {
+  return plan_depthwise(p, participants).scratch_bytes();
+}
+size_t depthwise_prepared_bytes(const DepthwiseConv2DParams& p) { return plan_depthwise(p, 1).prepared_bytes(); }
 
 void depthwise_prepare(const DepthwiseConv2DParams& p, std::span<uint8_t> prepared) {
-  const DepthwisePlan d = plan_depthwise(p);
+  const DepthwisePlan d = plan_depthwise(p, 1);
   if (!d.fits || prepared.size() < d.prepared_bytes()) return;
   PreparedHeader h;
   h.magic = kPreparedMagic;
@@ -221,15 +238,15 @@ void depthwise_prepare(const DepthwiseConv2DParams& p, std::span<uint8_t> prepar
 }  // namespace opt
 
 void OptimizedKernelBackend::depthwise_conv2d(const DepthwiseConv2DParams& p) {
-  const opt::DepthwisePlan d = opt::plan_depthwise(p);
+  const opt::DepthwisePlan d = opt::plan_depthwise(p, pool_.size());
   opt::PreparedHeader h;
   if (d.fits && p.prepared.size() >= d.prepared_bytes()) std::memcpy(&h, p.prepared.data(), sizeof h);
   if (!d.fits || h.magic != opt::kPreparedMagic || !h.usable || p.scratch.size() < d.scratch_bytes()) {
     ReferenceKernelBackend::depthwise_conv2d(p);
     return;
   }
-  if (p.dtype == DType::int8) opt::run<int8_t>(p, d, kernels_);
-  else opt::run<uint8_t>(p, d, kernels_);
+  if (p.dtype == DType::int8) opt::run<int8_t>(p, d, kernels_, pool_);
+  else opt::run<uint8_t>(p, d, kernels_, pool_);
 }
 
 }  // namespace aisrv::engine::cpu

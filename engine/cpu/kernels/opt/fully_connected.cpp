@@ -1,6 +1,8 @@
 // aisrv CPU engine, optimised kernels — FULLY_CONNECTED: each batch row is widened once to int16 (+ input offset,
 // zero-padded to a multiple of 16) in scratch, then the row kernel takes dot products with the weight rows read
-// straight from the model (each weight is used once per row, so repacking would only add memory traffic).
+// straight from the model (each weight is used once per row, so repacking would only add memory traffic). With a
+// worker pool, a large row's outputs are split into one range per participant (the widened row is shared).
+#include <algorithm>
 #include <cstring>
 
 #include "optimized_backend.hpp"
@@ -10,6 +12,8 @@ namespace aisrv::engine::cpu {
 namespace opt {
 
 namespace {
+constexpr size_t kMinParallelMacs = 32 * 1024;  // below this, waking the workers costs more than it saves
+
 size_t padded_depth(const FullyConnectedParams& p) {
   return (static_cast<size_t>(std::max(p.accum_depth, 0)) + 15) / 16 * 16;
 }
@@ -46,7 +50,19 @@ void OptimizedKernelBackend::fully_connected(const FullyConnectedParams& p) {
   for (size_t b = 0; b < static_cast<size_t>(p.batches); ++b) {
     kernels_.widen[u](static_cast<const uint8_t*>(p.input) + b * depth, x, depth, p.input_offset);
     row.out = static_cast<uint8_t*>(p.output) + b * static_cast<size_t>(p.output_depth);
-    kernels_.fc_row[u](row);
+    const auto outputs = static_cast<size_t>(p.output_depth);
+    const size_t parts = depth * outputs >= opt::kMinParallelMacs ? std::min(pool_.size(), outputs) : 1;
+    pool_.run(parts, [&](size_t part, size_t) {
+      const size_t first = outputs * part / parts, end = outputs * (part + 1) / parts;
+      opt::FcRow slice = row;
+      slice.weights = row.weights + first * depth;
+      slice.outputs = static_cast<int32_t>(end - first);
+      if (row.bias) slice.bias = row.bias + first;
+      slice.multiplier = row.multiplier + first;
+      slice.shift = row.shift + first;
+      slice.out = row.out + first;
+      kernels_.fc_row[u](slice);
+    });
   }
 }
 

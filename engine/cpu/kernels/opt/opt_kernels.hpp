@@ -1,7 +1,8 @@
 // aisrv CPU engine, optimised kernels — the inner loops that exist once per instruction-set level, as a table of
 // function pointers (OptKernels), and the argument structs they take. The drivers (conv2d.cpp, depthwise_conv2d.cpp,
 // ...) do tiling, im2col and bookkeeping in portable C++ and call these for the multiply-accumulate work.
-// portable_kernels.cpp fills the table with plain C++; avx2_kernels.cpp overrides entries with AVX2 code.
+// portable_kernels.cpp fills the table with plain C++; avx2_kernels.cpp overrides entries with AVX2 code,
+// neon_kernels.cpp with NEON code.
 //
 // Exactness contract of every entry: integer sums in int32 (the loader proves no sum of |terms| overflows, so any
 // summation order gives the reference's value) and requantization with fp::requantize's formula (x * 2^left,
@@ -22,6 +23,7 @@ inline constexpr int kGemmCols = 16;
 enum class GemmLayout : uint32_t {
   pairs = 1,  // [Kp / 2][kGemmCols][2]: a broadcast input pair multiplies 8 channels' weight pairs (AVX2)
   rows = 2,   // [kGemmCols][Kp]: one contiguous row per channel, for dot products (portable)
+  k_major = 3,  // [Kp][kGemmCols]: the 16 channels' weights of one depth entry together, for SMLAL by element (NEON)
 };
 
 struct GemmBlock {
@@ -99,5 +101,7 @@ struct OptKernels {
 void fill_portable_kernels(OptKernels& k);
 // Overrides entries with AVX2 code; does nothing on a non-x86-64 build. Call only when the CPU has AVX2.
 void fill_avx2_kernels(OptKernels& k);
+// Overrides entries with NEON code; does nothing on a non-aarch64 build.
+void fill_neon_kernels(OptKernels& k);
 
 }  // namespace aisrv::engine::cpu::opt

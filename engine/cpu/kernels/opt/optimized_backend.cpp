@@ -9,33 +9,54 @@ namespace aisrv::engine::cpu {
 std::string_view simd_level_name(SimdLevel level) {
   switch (level) {
     case SimdLevel::avx2: return "avx2";
+    case SimdLevel::neon: return "neon";
     default: return "portable";
   }
 }
 
-SimdLevel detect_simd_level() {
+std::vector<SimdLevel> available_simd_levels() {
+  std::vector<SimdLevel> v{SimdLevel::portable};
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  if (__builtin_cpu_supports("avx2")) return SimdLevel::avx2;
+  if (__builtin_cpu_supports("avx2")) v.push_back(SimdLevel::avx2);
+#elif defined(__aarch64__)
+  v.push_back(SimdLevel::neon);
 #endif
-  return SimdLevel::portable;
+  return v;
 }
 
-std::unique_ptr<KernelBackend> make_optimized_kernel_backend(SimdLevel level) {
-  return std::make_unique<OptimizedKernelBackend>(std::min(level, detect_simd_level()));
+SimdLevel detect_simd_level() { return available_simd_levels().back(); }
+
+namespace {
+// The highest level this processor runs that is not above `requested` (levels of another architecture rank by
+// their enum value, so a request for one lands on the best level here below it, or on portable).
+SimdLevel effective_level(SimdLevel requested) {
+  SimdLevel best = SimdLevel::portable;
+  for (SimdLevel l : available_simd_levels())
+    if (l <= requested) best = l;
+  return best;
+}
+}  // namespace
+
+std::unique_ptr<KernelBackend> make_optimized_kernel_backend(SimdLevel level, size_t threads) {
+  return std::make_unique<OptimizedKernelBackend>(level, threads);
 }
 
-OptimizedKernelBackend::OptimizedKernelBackend(SimdLevel level) : level_(std::min(level, detect_simd_level())) {
+OptimizedKernelBackend::OptimizedKernelBackend(SimdLevel level, size_t threads)
+    : level_(effective_level(level)), pool_(std::max<size_t>(threads, 1)) {
   opt::fill_portable_kernels(kernels_);
-  if (level_ >= SimdLevel::avx2) opt::fill_avx2_kernels(kernels_);
+  if (level_ == SimdLevel::avx2) opt::fill_avx2_kernels(kernels_);
+  if (level_ == SimdLevel::neon) opt::fill_neon_kernels(kernels_);
 }
 
 std::string OptimizedKernelBackend::description() const {
-  return std::string("opt (") + std::string(simd_level_name(level_)) + ")";
+  std::string d = std::string("opt (") + std::string(simd_level_name(level_));
+  if (pool_.size() > 1) d += ", " + std::to_string(pool_.size()) + " threads";
+  return d + ")";
 }
 
 size_t OptimizedKernelBackend::scratch_bytes(const OpParams& op) const {
-  if (const auto* c = std::get_if<Conv2DParams>(&op)) return opt::conv2d_scratch_bytes(*c);
-  if (const auto* d = std::get_if<DepthwiseConv2DParams>(&op)) return opt::depthwise_scratch_bytes(*d);
+  if (const auto* c = std::get_if<Conv2DParams>(&op)) return opt::conv2d_scratch_bytes(*c, pool_.size());
+  if (const auto* d = std::get_if<DepthwiseConv2DParams>(&op)) return opt::depthwise_scratch_bytes(*d, pool_.size());
   if (const auto* f = std::get_if<FullyConnectedParams>(&op)) return opt::fully_connected_scratch_bytes(*f);
   return ReferenceKernelBackend::scratch_bytes(op);
 }

@@ -7,16 +7,20 @@
 #include "aisrv/engine/cpu/kernel_backend.hpp"
 #include "aisrv/engine/cpu/optimized_backend.hpp"
 #include "opt_kernels.hpp"
+#include "worker_pool.hpp"
 
 namespace aisrv::engine::cpu {
 
 class OptimizedKernelBackend : public ReferenceKernelBackend {
  public:
-  explicit OptimizedKernelBackend(SimdLevel level);
+  // `threads` participants run CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED (the caller and threads - 1 workers
+  // started here); each gets its own scratch, so scratch needs grow with it.
+  explicit OptimizedKernelBackend(SimdLevel level, size_t threads = 1);
 
   std::string_view name() const override { return "opt"; }
   std::string description() const override;
   SimdLevel level() const { return level_; }
+  size_t threads() const { return pool_.size(); }
 
   size_t scratch_bytes(const OpParams& op) const override;
   size_t prepared_bytes(const OpParams& op) const override;
@@ -33,14 +37,15 @@ class OptimizedKernelBackend : public ReferenceKernelBackend {
  private:
   SimdLevel level_;
   opt::OptKernels kernels_;
+  opt::WorkerPool pool_;
 };
 
 // Per-kernel sizing and preparation (conv2d.cpp, depthwise_conv2d.cpp, fully_connected.cpp).
 namespace opt {
-size_t conv2d_scratch_bytes(const Conv2DParams& p);
+size_t conv2d_scratch_bytes(const Conv2DParams& p, size_t participants);
 size_t conv2d_prepared_bytes(const Conv2DParams& p);
 void conv2d_prepare(const Conv2DParams& p, GemmLayout layout, std::span<uint8_t> prepared);
-size_t depthwise_scratch_bytes(const DepthwiseConv2DParams& p);
+size_t depthwise_scratch_bytes(const DepthwiseConv2DParams& p, size_t participants);
 size_t depthwise_prepared_bytes(const DepthwiseConv2DParams& p);
 void depthwise_prepare(const DepthwiseConv2DParams& p, std::span<uint8_t> prepared);
 size_t fully_connected_scratch_bytes(const FullyConnectedParams& p);

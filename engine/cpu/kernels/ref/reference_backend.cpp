@@ -14,9 +14,9 @@ size_t ReferenceKernelBackend::scratch_bytes(const OpParams& op) const {
   return 0;
 }
 
-std::unique_ptr<KernelBackend> make_kernel_backend(std::string_view name) {
+std::unique_ptr<KernelBackend> make_kernel_backend(std::string_view name, size_t threads) {
   if (name == "ref") return std::make_unique<ReferenceKernelBackend>();
-  if (name == "opt") return make_optimized_kernel_backend(detect_simd_level());
+  if (name == "opt") return make_optimized_kernel_backend(detect_simd_level(), threads);
   return nullptr;
 }
 

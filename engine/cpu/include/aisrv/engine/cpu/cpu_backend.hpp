@@ -1,6 +1,8 @@
 // aisrv CPU engine — the InferenceBackend for TensorFlow Lite INT8 models ("TFL3" flatbuffers), kind "cpu":
-//   aisrvd --engine 0=cpu[:kernels=ref|opt][,verify=on|off][,arena=SIZE]
+//   aisrvd --engine 0=cpu[:kernels=ref|opt][,threads=K|auto][,verify=on|off][,arena=SIZE]
 // kernels  which KernelBackend runs the operators: "opt" (default; SIMD level chosen at run time) or "ref".
+// threads  threads of the optimised kernels' CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED (default 1; `auto` = the
+//          online processors). Started with the engine, asleep between operators; bit-exact with threads=1.
 // verify   run the reference backend beside it, operator by operator, and fail the inference at the first
 //          operator whose output differs (debug log names operator, type, element and both values).
 // arena    budget for the planned activation arena, plus the model itself when it is loaded with
@@ -18,9 +20,11 @@
 namespace aisrv::engine::cpu {
 
 inline constexpr uint64_t kDefaultArenaBudget = uint64_t{64} << 20;
+inline constexpr size_t kMaxThreads = 64;  // threads=K accepts 1..kMaxThreads; auto is clamped to it
 
 struct CpuOptions {
   std::string kernels = "opt";  // as requested
+  size_t threads = 1;  // `auto` resolved
   bool verify = false;
   uint64_t arena_budget = kDefaultArenaBudget;
 };
@@ -49,6 +53,7 @@ class CpuBackend : public InferenceBackend {
 
   // The kernel backend that runs the operators ("ref", "opt").
   std::string_view kernels() const { return primary_->name(); }
+  size_t threads() const { return options_.threads; }
   bool verifying() const { return checker_ != nullptr; }
 
  private:

@@ -84,7 +84,8 @@ class ReferenceKernelBackend : public KernelBackend {
 };
 
 // The kernel backends this build can construct by name: "ref" and "opt" (the optimised backend at the best
-// instruction-set level of this processor). Returns null for any other name.
-std::unique_ptr<KernelBackend> make_kernel_backend(std::string_view name);
+// instruction-set level of this processor, its parallel kernels on `threads` threads; "ref" is single-threaded).
+// Returns null for any other name.
+std::unique_ptr<KernelBackend> make_kernel_backend(std::string_view name, size_t threads = 1);
 
 }  // namespace aisrv::engine::cpu

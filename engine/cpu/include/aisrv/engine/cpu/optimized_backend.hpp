@@ -6,8 +6,10 @@
 // compiler vectorises for the baseline target (SSE2 on x86-64, NEON on aarch64).
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "aisrv/engine/cpu/kernel_backend.hpp"
 
@@ -17,14 +19,19 @@ namespace aisrv::engine::cpu {
 enum class SimdLevel {
   portable,  // C++ only, compiled for the build's baseline target
   avx2,      // x86-64 AVX2 intrinsics (functions compiled with target("avx2"), called only when the CPU has it)
+  neon,      // aarch64 Advanced SIMD (ARMv8.0: every aarch64 processor)
 };
 
 std::string_view simd_level_name(SimdLevel level);
 
-// The highest level this processor runs (cpuid on x86-64; `portable` elsewhere).
+// The levels this processor runs, lowest first (always starts with `portable`).
+std::vector<SimdLevel> available_simd_levels();
+
+// The highest level this processor runs (cpuid on x86-64; `neon` on aarch64; else `portable`).
 SimdLevel detect_simd_level();
 
-// The optimised backend at `level`, or at the highest supported level below it when the processor lacks it.
-std::unique_ptr<KernelBackend> make_optimized_kernel_backend(SimdLevel level);
+// The optimised backend at `level`, or at the highest level below it that this processor runs, running
+// its parallel kernels (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED) on `threads` threads (the caller's included).
+std::unique_ptr<KernelBackend> make_optimized_kernel_backend(SimdLevel level, size_t threads = 1);
 
 }  // namespace aisrv::engine::cpu

@@ -1,0 +1,319 @@
+// aisrv CPU engine, optimised kernels — the NEON level (aarch64, ARMv8.0 Advanced SIMD, which every aarch64
+// processor has). Compiled only for aarch64; elsewhere fill_neon_kernels does nothing.
+//
+// Multiply-accumulate: int16 x int16 -> int32 with SMLAL / SMLAL2, by vector or by element — exact, since every
+// operand is a value plus an offset within [-255, 255].
+// Requantization (requantize4): fp::requantize lane-wise —
+//   x << max(shift, 0)                      SSHL (wrapping, as shift_left_wrapping)
+//   saturating rounding doubling high mul   SQRDMULH: (2ab + 2^31) >> 32, the same rounding as the reference's
+//                                           nudge-and-truncate (ties upwards); saturates only for INT32_MIN^2, which a
+//                                           multiplier >= 0 never gives
+//   rounding right shift, ties away from 0  SRSHL by -e rounds ties upwards; adding -1 to negative x first (when e > 0)
+//                                           turns that into away from zero (SQADD: INT32_MIN stays, and its remainder
+//                                           is 0 for every e, so the result is the same)
+//   clamp to [act_min - offset, act_max - offset], + offset
+#include "opt_kernels.hpp"
+
+#if defined(__aarch64__)
+
+#include <arm_neon.h>
+
+#include <cstring>
+
+#include "aisrv/engine/cpu/fixed_point.hpp"
+#include "scalar_ops.hpp"
+
+namespace aisrv::engine::cpu::opt {
+
+namespace {
+
+struct OutputRange {
+  int32x4_t low, high, offset;
+};
+
+inline OutputRange output_range(int32_t offset, int32_t act_min, int32_t act_max) {
+  return {vdupq_n_s32(act_min - offset), vdupq_n_s32(act_max - offset), vdupq_n_s32(offset)};
+}
+
+// fp::rounding_divide_by_pot lane-wise; `right` holds -e (e in [0, 31]).
+inline int32x4_t rdbpot(int32x4_t x, int32x4_t right) {
+  const int32x4_t fixup = vshrq_n_s32(vandq_s32(x, right), 31);  // -1 where x < 0 and e > 0
+  return vrshlq_s32(vqaddq_s32(x, fixup), right);
+}
+
+// Per-lane multiplier and shift, prepared once per block: left = max(shift, 0), right = -max(-shift, 0).
+struct Requant {
+  int32x4_t multiplier, left, right;
+};
+
+inline Requant requant_of(const int32_t* multiplier, const int32_t* shift) {
+  const int32x4_t s = vld1q_s32(shift);
+  const int32x4_t zero = vdupq_n_s32(0);
+  return {vld1q_s32(multiplier), vmaxq_s32(s, zero), vminq_s32(s, zero)};
+}
+
+inline int32x4_t requantize4(int32x4_t acc, const Requant& q, const OutputRange& r) {
+  int32x4_t x = vqrdmulhq_s32(vshlq_s32(acc, q.left), q.multiplier);
+  x = rdbpot(x, q.right);
+  x = vminq_s32(vmaxq_s32(x, r.low), r.high);
+  return vaddq_s32(x, r.offset);
+}
+
+// 8 int32 lanes already inside the output type's range -> 8 bytes.
+template <bool U>
+inline uint8x8_t narrow8(int32x4_t lo, int32x4_t hi) {
+  const int16x8_t words = vcombine_s16(vmovn_s32(lo), vmovn_s32(hi));
+  if constexpr (U) return vmovn_u16(vreinterpretq_u16_s16(words));
+  else return vreinterpret_u8_s8(vmovn_s16(words));
+}
+
+inline void store_bytes(uint8_t* out, uint8x8_t v, int32_t count) {
+  if (count >= 8) {
+    vst1_u8(out, v);
+    return;
+  }
+  uint8_t tmp[8];
+  vst1_u8(tmp, v);
+  std::memcpy(out, tmp, static_cast<size_t>(count));
+}
+
+// 8 source bytes -> 8 int16 with the offset added.
+template <bool U>
+inline int16x8_t widen8(const uint8_t* src, int16x8_t offset) {
+  const uint8x8_t v = vld1_u8(src);
+  const int16x8_t w = U ? vreinterpretq_s16_u16(vmovl_u8(v)) : vmovl_s8(vreinterpret_s8_u8(v));
+  return vaddq_s16(w, offset);
+}
+
+// ---- CONV_2D: 6 x 16 GEMM block, weights in GemmLayout::k_major ([Kp][16]) ------------------------------------
+// Two passes of 6 rows x 8 channels (12 accumulators, so everything stays in the 32 registers): for each depth
+// entry k, one 8-channel weight vector times each row's a[k] taken by element (SMLAL / SMLAL2 by lane).
+
+#define AISRV_NEON_STEP(L)                                                    \
+  {                                                                           \
+    const int16x8_t b = vld1q_s16(bp + (k + (L)) * kGemmCols);                \
+    c0l = vmlal_laneq_s16(c0l, vget_low_s16(b), a0, L);                       \
+    c0h = vmlal_high_laneq_s16(c0h, b, a0, L);                                \
+    c1l = vmlal_laneq_s16(c1l, vget_low_s16(b), a1, L);                       \
+    c1h = vmlal_high_laneq_s16(c1h, b, a1, L);                                \
+    c2l = vmlal_laneq_s16(c2l, vget_low_s16(b), a2, L);                       \
+    c2h = vmlal_high_laneq_s16(c2h, b, a2, L);                                \
+    c3l = vmlal_laneq_s16(c3l, vget_low_s16(b), a3, L);                       \
+    c3h = vmlal_high_laneq_s16(c3h, b, a3, L);                                \
+    c4l = vmlal_laneq_s16(c4l, vget_low_s16(b), a4, L);                       \
+    c4h = vmlal_high_laneq_s16(c4h, b, a4, L);                                \
+    c5l = vmlal_laneq_s16(c5l, vget_low_s16(b), a5, L);                       \
+    c5h = vmlal_high_laneq_s16(c5h, b, a5, L);                                \
+  }
+
+template <bool U>
+void gemm(const GemmBlock& g) {
+  const int32_t depth = 2 * g.pairs;
+  const OutputRange range = output_range(g.output_offset, g.act_min, g.act_max);
+  const int16_t* ar[kGemmRows];
+  for (int r = 0; r < kGemmRows; ++r) ar[r] = g.a + static_cast<size_t>(r) * g.a_stride;
+  for (int half = 0; half < 2; ++half) {
+    const int32_t cols = g.cols - half * 8;
+    if (cols <= 0) break;
+    const int16_t* bp = g.b + half * 8;
+    const int32x4_t bias_l = vld1q_s32(g.bias + half * 8), bias_h = vld1q_s32(g.bias + half * 8 + 4);
+    int32x4_t c0l = bias_l, c0h = bias_h, c1l = bias_l, c1h = bias_h, c2l = bias_l, c2h = bias_h;
+    int32x4_t c3l = bias_l, c3h = bias_h, c4l = bias_l, c4h = bias_h, c5l = bias_l, c5h = bias_h;
+    int32_t k = 0;
+    for (; k + 8 <= depth; k += 8) {
+      const int16x8_t a0 = vld1q_s16(ar[0] + k), a1 = vld1q_s16(ar[1] + k), a2 = vld1q_s16(ar[2] + k);
+      const int16x8_t a3 = vld1q_s16(ar[3] + k), a4 = vld1q_s16(ar[4] + k), a5 = vld1q_s16(ar[5] + k);
+      AISRV_NEON_STEP(0)
+      AISRV_NEON_STEP(1)
+      AISRV_NEON_STEP(2)
+      AISRV_NEON_STEP(3)
+      AISRV_NEON_STEP(4)
+      AISRV_NEON_STEP(5)
+      AISRV_NEON_STEP(6)
+      AISRV_NEON_STEP(7)
+    }
+    for (; k < depth; ++k) {  // depth is even: at most 3 pairs remain
+      const int16x8_t b = vld1q_s16(bp + k * kGemmCols);
+      const int16x4_t bl = vget_low_s16(b), bh = vget_high_s16(b);
+      c0l = vmlal_n_s16(c0l, bl, ar[0][k]);
+      c0h = vmlal_n_s16(c0h, bh, ar[0][k]);
+      c1l = vmlal_n_s16(c1l, bl, ar[1][k]);
+      c1h = vmlal_n_s16(c1h, bh, ar[1][k]);
+      c2l = vmlal_n_s16(c2l, bl, ar[2][k]);
+      c2h = vmlal_n_s16(c2h, bh, ar[2][k]);
+      c3l = vmlal_n_s16(c3l, bl, ar[3][k]);
+      c3h = vmlal_n_s16(c3h, bh, ar[3][k]);
+      c4l = vmlal_n_s16(c4l, bl, ar[4][k]);
+      c4h = vmlal_n_s16(c4h, bh, ar[4][k]);
+      c5l = vmlal_n_s16(c5l, bl, ar[5][k]);
+      c5h = vmlal_n_s16(c5h, bh, ar[5][k]);
+    }
+    const Requant ql = requant_of(g.multiplier + half * 8, g.shift + half * 8);
+    const Requant qh = requant_of(g.multiplier + half * 8 + 4, g.shift + half * 8 + 4);
+    const int32x4_t rows[kGemmRows][2] = {{c0l, c0h}, {c1l, c1h}, {c2l, c2h}, {c3l, c3h}, {c4l, c4h}, {c5l, c5h}};
+    for (int32_t r = 0; r < g.rows; ++r)
+      store_bytes(g.out + static_cast<size_t>(r) * g.out_stride + half * 8,
+                  narrow8<U>(requantize4(rows[r][0], ql, range), requantize4(rows[r][1], qh, range)), cols);
+  }
+}
+
+#undef AISRV_NEON_STEP
+
+// ---- DEPTHWISE_CONV_2D: one output row, 8 channels at a time, weights read from the model's filter -------------
+
+template <bool U>
+void depthwise_row(const DepthwiseRow& d) {
+  const OutputRange range = output_range(d.output_offset, d.act_min, d.act_max);
+  const int16x8_t filter_offset = vdupq_n_s16(static_cast<int16_t>(d.filter_offset));
+  const auto* filter = reinterpret_cast<const uint8_t*>(d.filter);
+  const auto channels = static_cast<size_t>(d.channels);
+  const int32_t full = d.channels & ~7;
+  for (int32_t ox = 0; ox < d.out_width; ++ox) {
+    const size_t column = static_cast<size_t>(ox) * static_cast<size_t>(d.column_step);
+    uint8_t* out = d.out + static_cast<size_t>(ox) * channels;
+    int32_t c0 = 0;
+    for (; c0 < full; c0 += 8) {
+      int32x4_t lo = vld1q_s32(d.bias + c0), hi = vld1q_s32(d.bias + c0 + 4);
+      for (int32_t t = 0; t < d.taps_count; ++t) {
+        const int16x8_t x = vld1q_s16(d.taps[t] + column + c0);
+        const int16x8_t w = widen8<U>(filter + static_cast<size_t>(t) * channels + static_cast<size_t>(c0), filter_offset);
+        lo = vmlal_s16(lo, vget_low_s16(x), vget_low_s16(w));
+        hi = vmlal_high_s16(hi, x, w);
+      }
+      const Requant ql = requant_of(d.multiplier + c0, d.shift + c0);
+      const Requant qh = requant_of(d.multiplier + c0 + 4, d.shift + c0 + 4);
+      vst1_u8(out + c0, narrow8<U>(requantize4(lo, ql, range), requantize4(hi, qh, range)));
+    }
+    for (int32_t c = c0; c < d.channels; ++c) {  // the last channels of a count that is not a multiple of 8
+      int32_t acc = d.bias[c];
+      for (int32_t t = 0; t < d.taps_count; ++t)
+        acc += d.taps[t][column + static_cast<size_t>(c)] *
+               (element<U>(filter[static_cast<size_t>(t) * channels + static_cast<size_t>(c)]) + d.filter_offset);
+      out[c] = static_cast<uint8_t>(
+          fp::requantize(acc, d.multiplier[c], d.shift[c], d.output_offset, d.act_min, d.act_max));
+    }
+  }
+}
+
+// ---- FULLY_CONNECTED: dot products, four weight rows at a time -------------------------------------------------
+
+template <bool U>
+void fc_row(const FcRow& f) {
+  const int32_t full = f.depth & ~7;
+  const int16x8_t filter_offset = vdupq_n_s16(static_cast<int16_t>(f.filter_offset));
+  const size_t depth = static_cast<size_t>(f.depth);
+  auto finish = [&](int32_t o, int32_t acc) {
+    const uint8_t* w = f.weights + static_cast<size_t>(o) * depth;
+    for (int32_t k = full; k < f.depth; ++k) acc += (element<U>(w[k]) + f.filter_offset) * f.input[k];
+    if (f.bias) acc += f.bias[o];
+    f.out[o] = static_cast<uint8_t>(
+        fp::requantize(acc, f.multiplier[o], f.shift[o], f.output_offset, f.act_min, f.act_max));
+  };
+  int32_t o = 0;
+  for (; o + 4 <= f.outputs; o += 4) {
+    const uint8_t* w0 = f.weights + static_cast<size_t>(o) * depth;
+    const uint8_t* w1 = w0 + depth;
+    const uint8_t* w2 = w1 + depth;
+    const uint8_t* w3 = w2 + depth;
+    int32x4_t acc0 = vdupq_n_s32(0), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+    for (int32_t k = 0; k < full; k += 8) {
+      const int16x8_t x = vld1q_s16(f.input + k);
+      int16x8_t w = widen8<U>(w0 + k, filter_offset);
+      acc0 = vmlal_high_s16(vmlal_s16(acc0, vget_low_s16(w), vget_low_s16(x)), w, x);
+      w = widen8<U>(w1 + k, filter_offset);
+      acc1 = vmlal_high_s16(vmlal_s16(acc1, vget_low_s16(w), vget_low_s16(x)), w, x);
+      w = widen8<U>(w2 + k, filter_offset);
+      acc2 = vmlal_high_s16(vmlal_s16(acc2, vget_low_s16(w), vget_low_s16(x)), w, x);
+      w = widen8<U>(w3 + k, filter_offset);
+      acc3 = vmlal_high_s16(vmlal_s16(acc3, vget_low_s16(w), vget_low_s16(x)), w, x);
+    }
+    finish(o, vaddvq_s32(acc0));
+    finish(o + 1, vaddvq_s32(acc1));
+    finish(o + 2, vaddvq_s32(acc2));
+    finish(o + 3, vaddvq_s32(acc3));
+  }
+  for (; o < f.outputs; ++o) {
+    const uint8_t* w = f.weights + static_cast<size_t>(o) * depth;
+    int32x4_t acc = vdupq_n_s32(0);
+    for (int32_t k = 0; k < full; k += 8) {
+      const int16x8_t x = vld1q_s16(f.input + k);
+      const int16x8_t wv = widen8<U>(w + k, filter_offset);
+      acc = vmlal_high_s16(vmlal_s16(acc, vget_low_s16(wv), vget_low_s16(x)), wv, x);
+    }
+    finish(o, vaddvq_s32(acc));
+  }
+}
+
+// ---- ADD without broadcasting ------------------------------------------------------------------------------------
+
+// fp::multiply_by_quantized_multiplier_smaller_than_one_exp lane-wise (shift <= 0).
+inline int32x4_t scale_down(int32x4_t x, int32x4_t multiplier, int32x4_t right) {
+  return rdbpot(vqrdmulhq_s32(x, multiplier), right);
+}
+
+template <bool U>
+void add(const AddSpan& s) {
+  const int32x4_t a_offset = vdupq_n_s32(s.a_offset), b_offset = vdupq_n_s32(s.b_offset);
+  const int32x4_t left = vdupq_n_s32(s.left_shift);
+  const int32x4_t a_mul = vdupq_n_s32(s.a_multiplier), a_right = vdupq_n_s32(s.a_shift);
+  const int32x4_t b_mul = vdupq_n_s32(s.b_multiplier), b_right = vdupq_n_s32(s.b_shift);
+  const int32x4_t o_mul = vdupq_n_s32(s.output_multiplier), o_right = vdupq_n_s32(s.output_shift);
+  const OutputRange range = output_range(s.output_offset, s.act_min, s.act_max);
+  const int16x8_t zero16 = vdupq_n_s16(0);
+  int64_t i = 0;
+  // The shifts of ADD are <= 0 (the loader's multipliers are smaller than one); others take the scalar loop.
+  const bool vector = s.a_shift <= 0 && s.b_shift <= 0 && s.output_shift <= 0 && s.a_shift >= -31 &&
+                      s.b_shift >= -31 && s.output_shift >= -31 && s.left_shift >= 0 && s.left_shift < 31;
+  for (; vector && i + 8 <= s.count; i += 8) {
+    const int16x8_t a16 = widen8<U>(s.a + i, zero16), b16 = widen8<U>(s.b + i, zero16);
+    int32x4_t r[2];
+    for (int h = 0; h < 2; ++h) {
+      const int32x4_t a32 = h ? vmovl_high_s16(a16) : vmovl_s16(vget_low_s16(a16));
+      const int32x4_t b32 = h ? vmovl_high_s16(b16) : vmovl_s16(vget_low_s16(b16));
+      const int32x4_t a = vshlq_s32(vaddq_s32(a32, a_offset), left);
+      const int32x4_t b = vshlq_s32(vaddq_s32(b32, b_offset), left);
+      const int32x4_t sum = vaddq_s32(scale_down(a, a_mul, a_right), scale_down(b, b_mul, b_right));
+      const int32x4_t o = scale_down(sum, o_mul, o_right);
+      r[h] = vaddq_s32(vminq_s32(vmaxq_s32(o, range.low), range.high), range.offset);
+    }
+    vst1_u8(s.out + i, narrow8<U>(r[0], r[1]));
+  }
+  for (; i < s.count; ++i) s.out[i] = static_cast<uint8_t>(add_element(element<U>(s.a[i]), element<U>(s.b[i]), s));
+}
+
+// ---- int8/uint8 -> int16 + offset ------------------------------------------------------------------------------
+
+template <bool U>
+void widen(const uint8_t* src, int16_t* dst, size_t count, int32_t offset) {
+  const int16x8_t off = vdupq_n_s16(static_cast<int16_t>(offset));
+  size_t i = 0;
+  for (; i + 8 <= count; i += 8) vst1q_s16(dst + i, widen8<U>(src + i, off));
+  for (; i < count; ++i) dst[i] = static_cast<int16_t>(element<U>(src[i]) + offset);
+}
+
+}  // namespace
+
+void fill_neon_kernels(OptKernels& k) {
+  k.gemm[0] = gemm<false>;
+  k.gemm[1] = gemm<true>;
+  k.depthwise_row[0] = depthwise_row<false>;
+  k.depthwise_row[1] = depthwise_row<true>;
+  k.fc_row[0] = fc_row<false>;
+  k.fc_row[1] = fc_row<true>;
+  k.add[0] = add<false>;
+  k.add[1] = add<true>;
+  k.widen[0] = widen<false>;
+  k.widen[1] = widen<true>;
+  k.gemm_layout = GemmLayout::k_major;
+  k.packed_depthwise = false;
+}
+
+}  // namespace aisrv::engine::cpu::opt
+
+#else  // not aarch64: no NEON level
+
+namespace aisrv::engine::cpu::opt {
+void fill_neon_kernels(OptKernels&) {}
+}  // namespace aisrv::engine::cpu::opt
+
+#endif
