@@ -316,7 +316,7 @@ void fill_avx2_kernels(OptKernels& k) {
   k.widen[0] = widen<false>;
   k.widen[1] = widen<true>;
   k.gemm_layout = GemmLayout::pairs;
-  k.packed_depthwise = true;
+  k.depthwise_layout = DepthwiseLayout::pairs;
 }
 
 }  // namespace aisrv::engine::cpu::opt

@@ -1,7 +1,8 @@
 // aisrv CPU engine, optimised kernels — DEPTHWISE_CONV_2D, vectorised over output channels.
-//   prepare: per block of 16 output channels and pair of filter taps, the weights (+ filter offset) as int16 pairs
-//            in the order the AVX2 row kernel interleaves its inputs (see avx2_kernels.cpp), and bias / multiplier /
-//            shift padded to a multiple of 16 channels;
+//   prepare: the weights (+ filter offset) as int16 in the layout of the level's row kernel — AVX2: per block of 16
+//            output channels and pair of filter taps, pairs in the order the row kernel interleaves its inputs (see
+//            avx2_kernels.cpp); NEON: one row of channels_padded per tap — and bias / multiplier / shift padded to a
+//            multiple of 16 channels (the portable kernel reads the model's filter);
 //   invoke:  each input row an output row needs is converted once into a scratch row of int16 (input + input
 //            offset), one value per *output* channel (input channel oc / depth_multiplier, so any multiplier becomes
 //            an element-wise product), with zero columns for the left/right padding; rows above or below the input
@@ -64,7 +65,7 @@ DepthwisePlan plan_depthwise(const DepthwiseConv2DParams& p, size_t participants
 }
 
 template <typename T>
-void pack(const DepthwiseConv2DParams& p, const DepthwisePlan& d, std::span<uint8_t> prepared) {
+void pack(const DepthwiseConv2DParams& p, const DepthwisePlan& d, DepthwiseLayout layout, std::span<uint8_t> prepared) {
   const T* filter = static_cast<const T*>(p.filter);
   auto* w = reinterpret_cast<int16_t*>(prepared.data() + kPreparedHeaderBytes);
   auto* bias = reinterpret_cast<int32_t*>(prepared.data() + kPreparedHeaderBytes + d.packed_bytes());
@@ -74,8 +75,12 @@ void pack(const DepthwiseConv2DParams& p, const DepthwisePlan& d, std::span<uint
     if (tap >= d.taps || c >= d.channels) return 0;
     return static_cast<int16_t>(int32_t{filter[tap * d.channels + c]} + p.filter_offset);
   };
+  if (layout == DepthwiseLayout::taps) {  // fits: taps <= 2 * pairs
+    for (size_t t = 0; t < d.taps; ++t)
+      for (size_t c = 0; c < d.channels_padded; ++c) w[t * d.channels_padded + c] = weight(t, c);
+  }
   // Lane l of half A holds channel (l / 4) * 8 + l % 4, of half B that channel + 4.
-  for (size_t cb = 0; cb < d.channels_padded / 16; ++cb)
+  for (size_t cb = 0; layout == DepthwiseLayout::pairs && cb < d.channels_padded / 16; ++cb)
     for (size_t tp = 0; tp < d.pairs; ++tp)
       for (size_t half = 0; half < 2; ++half)
         for (size_t l = 0; l < 8; ++l) {
@@ -218,19 +223,20 @@ size_t depthwise_scratch_bytes(const DepthwiseConv2DParams& p, size_t participan
 }
 size_t depthwise_prepared_bytes(const DepthwiseConv2DParams& p) { return plan_depthwise(p, 1).prepared_bytes(); }
 
-void depthwise_prepare(const DepthwiseConv2DParams& p, std::span<uint8_t> prepared) {
+void depthwise_prepare(const DepthwiseConv2DParams& p, DepthwiseLayout layout, std::span<uint8_t> prepared) {
   const DepthwisePlan d = plan_depthwise(p, 1);
   if (!d.fits || prepared.size() < d.prepared_bytes()) return;
   PreparedHeader h;
   h.magic = kPreparedMagic;
+  h.layout = static_cast<uint32_t>(layout);
   h.usable = requantization_in_range(p.output_multiplier, p.output_shift) &&
              p.output_multiplier.size() == d.channels && p.depth_multiplier >= 1 &&
              static_cast<size_t>(p.input_shape.c) * static_cast<size_t>(p.depth_multiplier) == d.channels &&
              p.padding.left >= 0 && p.padding.top >= 0 && p.stride_w >= 1 && p.dilation_w >= 1 && p.dilation_h >= 1 &&
              static_cast<size_t>(p.filter_shape.h) <= kMaxFilterRows;
   if (h.usable) {
-    if (p.dtype == DType::int8) pack<int8_t>(p, d, prepared);
-    else pack<uint8_t>(p, d, prepared);
+    if (p.dtype == DType::int8) pack<int8_t>(p, d, layout, prepared);
+    else pack<uint8_t>(p, d, layout, prepared);
   }
   std::memcpy(prepared.data(), &h, sizeof h);
 }
@@ -241,7 +247,9 @@ void OptimizedKernelBackend::depthwise_conv2d(const DepthwiseConv2DParams& p) {
   const opt::DepthwisePlan d = opt::plan_depthwise(p, pool_.size());
   opt::PreparedHeader h;
   if (d.fits && p.prepared.size() >= d.prepared_bytes()) std::memcpy(&h, p.prepared.data(), sizeof h);
-  if (!d.fits || h.magic != opt::kPreparedMagic || !h.usable || p.scratch.size() < d.scratch_bytes()) {
+  const bool layout_ok = kernels_.depthwise_layout == opt::DepthwiseLayout::filter ||
+                         h.layout == static_cast<uint32_t>(kernels_.depthwise_layout);
+  if (!d.fits || h.magic != opt::kPreparedMagic || !h.usable || !layout_ok || p.scratch.size() < d.scratch_bytes()) {
     ReferenceKernelBackend::depthwise_conv2d(p);
     return;
   }

@@ -159,38 +159,41 @@ void gemm(const GemmBlock& g) {
 
 #undef AISRV_NEON_STEP
 
-// ---- DEPTHWISE_CONV_2D: one output row, 8 channels at a time, weights read from the model's filter -------------
+// ---- DEPTHWISE_CONV_2D: one output row, 16 channels at a time, weights in DepthwiseLayout::taps -----------------
+// ([taps][channels_padded] int16 with the filter offset added; channels_padded is a multiple of 16, so the last
+// block reads padding weights of 0 and stores only the real channels).
 
 template <bool U>
 void depthwise_row(const DepthwiseRow& d) {
   const OutputRange range = output_range(d.output_offset, d.act_min, d.act_max);
-  const int16x8_t filter_offset = vdupq_n_s16(static_cast<int16_t>(d.filter_offset));
-  const auto* filter = reinterpret_cast<const uint8_t*>(d.filter);
   const auto channels = static_cast<size_t>(d.channels);
-  const int32_t full = d.channels & ~7;
+  const auto stride = static_cast<size_t>(d.channels_padded);
   for (int32_t ox = 0; ox < d.out_width; ++ox) {
     const size_t column = static_cast<size_t>(ox) * static_cast<size_t>(d.column_step);
     uint8_t* out = d.out + static_cast<size_t>(ox) * channels;
-    int32_t c0 = 0;
-    for (; c0 < full; c0 += 8) {
-      int32x4_t lo = vld1q_s32(d.bias + c0), hi = vld1q_s32(d.bias + c0 + 4);
-      for (int32_t t = 0; t < d.taps_count; ++t) {
-        const int16x8_t x = vld1q_s16(d.taps[t] + column + c0);
-        const int16x8_t w = widen8<U>(filter + static_cast<size_t>(t) * channels + static_cast<size_t>(c0), filter_offset);
-        lo = vmlal_s16(lo, vget_low_s16(x), vget_low_s16(w));
-        hi = vmlal_high_s16(hi, x, w);
+    for (int32_t c0 = 0; c0 < d.channels; c0 += 16) {
+      int32x4_t a0 = vld1q_s32(d.bias + c0), a1 = vld1q_s32(d.bias + c0 + 4);
+      int32x4_t a2 = vld1q_s32(d.bias + c0 + 8), a3 = vld1q_s32(d.bias + c0 + 12);
+      const int16_t* w = d.packed + c0;
+      for (int32_t t = 0; t < d.taps_count; ++t, w += stride) {
+        const int16_t* x = d.taps[t] + column + c0;
+        const int16x8_t x0 = vld1q_s16(x), x1 = vld1q_s16(x + 8);
+        const int16x8_t w0 = vld1q_s16(w), w1 = vld1q_s16(w + 8);
+        a0 = vmlal_s16(a0, vget_low_s16(x0), vget_low_s16(w0));
+        a1 = vmlal_high_s16(a1, x0, w0);
+        a2 = vmlal_s16(a2, vget_low_s16(x1), vget_low_s16(w1));
+        a3 = vmlal_high_s16(a3, x1, w1);
       }
-      const Requant ql = requant_of(d.multiplier + c0, d.shift + c0);
-      const Requant qh = requant_of(d.multiplier + c0 + 4, d.shift + c0 + 4);
-      vst1_u8(out + c0, narrow8<U>(requantize4(lo, ql, range), requantize4(hi, qh, range)));
-    }
-    for (int32_t c = c0; c < d.channels; ++c) {  // the last channels of a count that is not a multiple of 8
-      int32_t acc = d.bias[c];
-      for (int32_t t = 0; t < d.taps_count; ++t)
-        acc += d.taps[t][column + static_cast<size_t>(c)] *
-               (element<U>(filter[static_cast<size_t>(t) * channels + static_cast<size_t>(c)]) + d.filter_offset);
-      out[c] = static_cast<uint8_t>(
-          fp::requantize(acc, d.multiplier[c], d.shift[c], d.output_offset, d.act_min, d.act_max));
+      const int32_t left = d.channels - c0;
+      store_bytes(out + c0,
+                  narrow8<U>(requantize4(a0, requant_of(d.multiplier + c0, d.shift + c0), range),
+                             requantize4(a1, requant_of(d.multiplier + c0 + 4, d.shift + c0 + 4), range)),
+                  left);
+      if (left > 8)
+        store_bytes(out + c0 + 8,
+                    narrow8<U>(requantize4(a2, requant_of(d.multiplier + c0 + 8, d.shift + c0 + 8), range),
+                               requantize4(a3, requant_of(d.multiplier + c0 + 12, d.shift + c0 + 12), range)),
+                    left - 8);
     }
   }
 }
@@ -305,7 +308,7 @@ void fill_neon_kernels(OptKernels& k) {
   k.widen[0] = widen<false>;
   k.widen[1] = widen<true>;
   k.gemm_layout = GemmLayout::k_major;
-  k.packed_depthwise = false;
+  k.depthwise_layout = DepthwiseLayout::taps;
 }
 
 }  // namespace aisrv::engine::cpu::opt

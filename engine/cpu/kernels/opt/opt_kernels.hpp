@@ -26,6 +26,14 @@ enum class GemmLayout : uint32_t {
   k_major = 3,  // [Kp][kGemmCols]: the 16 channels' weights of one depth entry together, for SMLAL by element (NEON)
 };
 
+// How DEPTHWISE_CONV_2D weights are read: the model's filter as is, or repacked (+ filter offset, int16) in the
+// prepared data.
+enum class DepthwiseLayout : uint32_t {
+  filter = 0,  // [taps][channels] int8 / uint8 bytes of the model (portable)
+  pairs = 1,   // [channels_padded / 16][(taps + 1) / 2][32]: tap pairs interleaved for vpmaddwd (AVX2)
+  taps = 2,    // [taps][channels_padded]: one int16 row per tap (NEON)
+};
+
 struct GemmBlock {
   const int16_t* a = nullptr;  // kGemmRows im2col rows (input + input offset, zero where padded), a_stride apart
   size_t a_stride = 0;         // int16 elements between rows (the padded depth Kp, even)
@@ -50,7 +58,7 @@ struct DepthwiseRow {
   int32_t out_width = 0;
   int32_t channels = 0;           // output channels (bytes per output column)
   int32_t channels_padded = 0;    // multiple of 16
-  const int16_t* packed = nullptr;  // AVX2 layout: [channels_padded / 16][(taps + 1) / 2][32] (see depthwise_conv2d.cpp)
+  const int16_t* packed = nullptr;  // repacked weights in the table's depthwise_layout (see depthwise_conv2d.cpp)
   const int8_t* filter = nullptr;   // portable: the model's filter [taps][channels] (int8 or uint8 bytes)
   int32_t filter_offset = 0;
   const int32_t* bias = nullptr;  // channels_padded entries each
@@ -94,7 +102,7 @@ struct OptKernels {
   // dst[i] = src[i] + offset as int16 (int8 or uint8 source bytes).
   void (*widen[2])(const uint8_t* src, int16_t* dst, size_t count, int32_t offset) = {};
   GemmLayout gemm_layout = GemmLayout::rows;  // what gemm reads
-  bool packed_depthwise = false;               // depthwise_row reads `packed` (else `filter`)
+  DepthwiseLayout depthwise_layout = DepthwiseLayout::filter;  // what depthwise_row reads
 };
 
 // The plain C++ table (every entry set).

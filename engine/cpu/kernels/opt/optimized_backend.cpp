@@ -69,7 +69,7 @@ size_t OptimizedKernelBackend::prepared_bytes(const OpParams& op) const {
 
 void OptimizedKernelBackend::prepare(const OpParams& op, std::span<uint8_t> prepared) const {
   if (const auto* c = std::get_if<Conv2DParams>(&op)) opt::conv2d_prepare(*c, kernels_.gemm_layout, prepared);
-  else if (const auto* d = std::get_if<DepthwiseConv2DParams>(&op)) opt::depthwise_prepare(*d, prepared);
+  else if (const auto* d = std::get_if<DepthwiseConv2DParams>(&op)) opt::depthwise_prepare(*d, kernels_.depthwise_layout, prepared);
 }
 
 namespace opt {

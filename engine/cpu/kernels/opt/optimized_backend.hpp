@@ -47,7 +47,7 @@ size_t conv2d_prepared_bytes(const Conv2DParams& p);
 void conv2d_prepare(const Conv2DParams& p, GemmLayout layout, std::span<uint8_t> prepared);
 size_t depthwise_scratch_bytes(const DepthwiseConv2DParams& p, size_t participants);
 size_t depthwise_prepared_bytes(const DepthwiseConv2DParams& p);
-void depthwise_prepare(const DepthwiseConv2DParams& p, std::span<uint8_t> prepared);
+void depthwise_prepare(const DepthwiseConv2DParams& p, DepthwiseLayout layout, std::span<uint8_t> prepared);
 size_t fully_connected_scratch_bytes(const FullyConnectedParams& p);
 
 // True when every (multiplier, shift) pair meets the vector requantization's preconditions: multiplier >= 0,
@@ -59,7 +59,7 @@ bool requantization_in_range(const std::vector<int32_t>& multiplier, const std::
 struct PreparedHeader {
   uint32_t magic = 0;   // kPreparedMagic once filled
   uint32_t usable = 0;  // 1: the optimised kernel may run; 0: use the reference kernel
-  uint32_t layout = 0;  // GemmLayout of CONV_2D weights (a backend uses only data in its own layout)
+  uint32_t layout = 0;  // GemmLayout / DepthwiseLayout of the weights (a backend uses only data in its own layout)
 };
 inline constexpr uint32_t kPreparedMagic = 0x4F505431;  // "OPT1"
 inline constexpr size_t kPreparedHeaderBytes = 64;       // keeps what follows 64-byte aligned

@@ -86,7 +86,7 @@ void fill_portable_kernels(OptKernels& k) {
   k.widen[0] = widen<false>;
   k.widen[1] = widen<true>;
   k.gemm_layout = GemmLayout::rows;
-  k.packed_depthwise = false;
+  k.depthwise_layout = DepthwiseLayout::filter;
 }
 
 }  // namespace aisrv::engine::cpu::opt
