@@ -37,11 +37,14 @@ struct Rng {
 std::vector<SimdLevel> levels() { return available_simd_levels(); }
 
 // Levels and thread counts for the kernels that run on the worker pool: every level alone, and the best level with
-// 3 threads (an odd count splits rows, tiles and outputs unevenly).
+// 3 threads (an odd count splits rows, tiles and outputs unevenly), handing out even the smallest operator.
 struct Config {
   SimdLevel level;
   size_t threads;
 };
+std::unique_ptr<KernelBackend> backend_for(SimdLevel level, size_t threads) {
+  return std::make_unique<OptimizedKernelBackend>(level, threads, /*min_parallel_work=*/0);
+}
 std::vector<Config> configs() {
   std::vector<Config> v;
   for (SimdLevel level : levels()) v.push_back({level, 1});
@@ -248,7 +251,7 @@ void check_conv(Rng& r, bool u8, bool extreme, int cases) {
     ++done;
     const auto want = run(ref, c.p, c.out_bytes);
     for (const auto [level, threads] : configs()) {
-      const auto b = make_optimized_kernel_backend(level, threads);
+      const auto b = backend_for(level, threads);
       int usable = 0;
       const auto got = run(*b, c.p, c.out_bytes, &usable);
       const Conv2DParams& p = c.p;
@@ -343,7 +346,7 @@ void check_depthwise(Rng& r, bool u8, bool extreme, int cases) {
     ++done;
     const auto want = run(ref, c.p, c.out_bytes);
     for (const auto [level, threads] : configs()) {
-      const auto b = make_optimized_kernel_backend(level, threads);
+      const auto b = backend_for(level, threads);
       int usable = 0;
       const auto got = run(*b, c.p, c.out_bytes, &usable);
       const DepthwiseConv2DParams& p = c.p;
@@ -404,7 +407,7 @@ TEST_CASE("CONV_2D: many pixels and a deep filter span several im2col tiles") {
     for (const auto [level, threads] : configs()) {
       INFO("level " << simd_level_name(level) << " threads " << threads << " " << n << "x" << h << "x" << w << "x"
                     << cin << " filter " << f);
-      CHECK(run(*make_optimized_kernel_backend(level, threads), p, c.out_bytes) == want);
+      CHECK(run(*backend_for(level, threads), p, c.out_bytes) == want);
     }
   }
 }
@@ -545,7 +548,7 @@ TEST_CASE("FULLY_CONNECTED: opt equals ref on random cases (int8 and uint8, odd 
     p.dtype = u8 ? DType::uint8 : DType::int8;
     p.batches = r.pick({1, 1, 2, 3});
     p.accum_depth = r.chance(0.3) ? r.uniform(100, 700) : r.uniform(1, 40);
-    p.output_depth = r.chance(0.2) ? r.uniform(30, 90) : r.uniform(1, 11);
+    p.output_depth = r.chance(0.2) ? r.uniform(30, 200) : r.uniform(1, 11);
     const Quant q = random_quant(r, u8);
     p.input_offset = q.input_offset;
     p.filter_offset = u8 || r.chance(0.8) ? q.filter_offset : -r.uniform(-20, 20);
@@ -582,7 +585,7 @@ TEST_CASE("FULLY_CONNECTED: opt equals ref on random cases (int8 and uint8, odd 
     for (const auto [level, threads] : configs()) {
       INFO("level " << simd_level_name(level) << " threads " << threads << (u8 ? " uint8" : " int8") << " batches "
                     << p.batches << " depth " << p.accum_depth << " outputs " << p.output_depth);
-      const auto got = run(*make_optimized_kernel_backend(level, threads), p, out_bytes);
+      const auto got = run(*backend_for(level, threads), p, out_bytes);
       CHECK_MESSAGE(got == want, "first difference: " << first_difference(got, want));
     }
   }
@@ -763,7 +766,7 @@ TEST_CASE("the SIMD level: detection, names, and a request above the processor's
 
 TEST_CASE("the worker pool runs every part exactly once, on at most its participants, run after run") {
   for (size_t threads : {1u, 2u, 4u}) {
-    opt::WorkerPool pool(threads);
+    opt::WorkerPool pool(threads, 0);
     CHECK(pool.size() == threads);
     for (size_t parts : {0u, 1u, 2u, 7u, 100u}) {
       for (int round = 0; round < 20; ++round) {
@@ -783,4 +786,14 @@ TEST_CASE("the worker pool runs every part exactly once, on at most its particip
       }
     }
   }
+}
+
+TEST_CASE("the worker pool keeps small operators on the caller") {
+  opt::WorkerPool pool(3, 1000);
+  std::atomic<int> elsewhere{0};
+  pool.run(50, [&](size_t, size_t participant) { elsewhere += participant != 0; }, 999);
+  CHECK(elsewhere.load() == 0);
+  std::vector<std::atomic<int>> done(50);
+  pool.run(50, [&](size_t part, size_t) { done[part].fetch_add(1); }, 1000);
+  for (auto& d : done) CHECK(d.load() == 1);
 }

@@ -166,6 +166,7 @@ void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, WorkerPo
   const uint8_t* base = p.prepared.data() + kPreparedHeaderBytes;
   const size_t per_chunk = (c.blocks + c.chunks - 1) / c.chunks;
   const size_t parts = static_cast<size_t>(c.groups) * c.tiles * c.chunks;
+  const uint64_t macs = uint64_t{c.pixels} * static_cast<uint64_t>(p.output_shape.c) * c.depth;
   pool.run(parts, [&](size_t part, size_t participant) {
     const size_t chunk = part % c.chunks, tile_index = part / c.chunks % c.tiles;
     const auto g = static_cast<int32_t>(part / c.chunks / c.tiles);
@@ -198,7 +199,7 @@ void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, WorkerPo
         k.gemm[u](gb);
       }
     }
-  });
+  }, macs);
 }
 
 }  // namespace

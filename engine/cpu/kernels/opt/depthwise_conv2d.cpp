@@ -210,10 +210,11 @@ template <typename T>
 void run(const DepthwiseConv2DParams& p, const DepthwisePlan& d, const OptKernels& k, WorkerPool& pool) {
   const size_t rows = static_cast<size_t>(p.output_shape.n) * static_cast<size_t>(p.output_shape.h);
   const size_t parts = std::min(rows, pool.size());
+  const uint64_t macs = uint64_t{rows} * static_cast<uint64_t>(p.output_shape.w) * d.channels * d.taps;
   pool.run(parts, [&](size_t part, size_t participant) {
     run_rows<T>(p, d, k, p.scratch.data() + participant * d.participant_bytes(), rows * part / parts,
                 rows * (part + 1) / parts);
-  });
+  }, macs);
 }
 
 }  // namespace

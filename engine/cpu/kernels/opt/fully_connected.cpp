@@ -12,8 +12,6 @@ namespace aisrv::engine::cpu {
 namespace opt {
 
 namespace {
-constexpr size_t kMinParallelMacs = 32 * 1024;  // below this, waking the workers costs more than it saves
-
 size_t padded_depth(const FullyConnectedParams& p) {
   return (static_cast<size_t>(std::max(p.accum_depth, 0)) + 15) / 16 * 16;
 }
@@ -51,7 +49,7 @@ void OptimizedKernelBackend::fully_connected(const FullyConnectedParams& p) {
     kernels_.widen[u](static_cast<const uint8_t*>(p.input) + b * depth, x, depth, p.input_offset);
     row.out = static_cast<uint8_t*>(p.output) + b * static_cast<size_t>(p.output_depth);
     const auto outputs = static_cast<size_t>(p.output_depth);
-    const size_t parts = depth * outputs >= opt::kMinParallelMacs ? std::min(pool_.size(), outputs) : 1;
+    const size_t parts = std::min(pool_.size(), outputs);
     pool_.run(parts, [&](size_t part, size_t) {
       const size_t first = outputs * part / parts, end = outputs * (part + 1) / parts;
       opt::FcRow slice = row;
@@ -62,7 +60,7 @@ void OptimizedKernelBackend::fully_connected(const FullyConnectedParams& p) {
       slice.shift = row.shift + first;
       slice.out = row.out + first;
       kernels_.fc_row[u](slice);
-    });
+    }, uint64_t{depth} * outputs);
   }
 }
 

@@ -41,8 +41,8 @@ std::unique_ptr<KernelBackend> make_optimized_kernel_backend(SimdLevel level, si
   return std::make_unique<OptimizedKernelBackend>(level, threads);
 }
 
-OptimizedKernelBackend::OptimizedKernelBackend(SimdLevel level, size_t threads)
-    : level_(effective_level(level)), pool_(std::max<size_t>(threads, 1)) {
+OptimizedKernelBackend::OptimizedKernelBackend(SimdLevel level, size_t threads, uint64_t min_parallel_work)
+    : level_(effective_level(level)), pool_(std::max<size_t>(threads, 1), min_parallel_work) {
   opt::fill_portable_kernels(kernels_);
   if (level_ == SimdLevel::avx2) opt::fill_avx2_kernels(kernels_);
   if (level_ == SimdLevel::neon) opt::fill_neon_kernels(kernels_);

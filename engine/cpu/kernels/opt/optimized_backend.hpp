@@ -15,7 +15,9 @@ class OptimizedKernelBackend : public ReferenceKernelBackend {
  public:
   // `threads` participants run CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED (the caller and threads - 1 workers
   // started here); each gets its own scratch, so scratch needs grow with it.
-  explicit OptimizedKernelBackend(SimdLevel level, size_t threads = 1);
+  // `min_parallel_work`: operators with fewer multiply-accumulates run on the caller alone (tests pass 0).
+  explicit OptimizedKernelBackend(SimdLevel level, size_t threads = 1,
+                                  uint64_t min_parallel_work = opt::WorkerPool::kMinParallelWork);
 
   std::string_view name() const override { return "opt"; }
   std::string description() const override;
