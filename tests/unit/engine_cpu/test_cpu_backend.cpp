@@ -3,6 +3,7 @@
 // budget with both placements, cancellation, reload / unload, and the kernel-backend selection.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -63,7 +64,7 @@ TEST_CASE("cpu options: defaults, values, refusals") {
   spec = parse_engine_spec("cpu:threads=auto");
   o = cpu::parse_cpu_options(*spec);
   REQUIRE(o.ok());
-  CHECK(o->threads == static_cast<size_t>(sysconf(_SC_NPROCESSORS_ONLN)));
+  CHECK(o->threads == std::min<size_t>(static_cast<size_t>(sysconf(_SC_NPROCESSORS_ONLN)), cpu::kMaxThreads));
   for (const char* bad : {"cpu:kernels=fast", "cpu:verify=maybe", "cpu:arena=lots", "cpu:arena=0", "cpu:colour=red",
                           "cpu:threads=0", "cpu:threads=65", "cpu:threads=2K", "cpu:threads=-1", "cpu:threads=",
                           "cpu:kernels=ref,threads=2"}) {

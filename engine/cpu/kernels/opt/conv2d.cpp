@@ -2,8 +2,7 @@
 // (columns) over the depth K = filter_h * filter_w * group input channels.
 //   prepare: weights + filter offset packed once into int16 blocks of 16 channels in the layout of the level's GEMM
 //            block (AVX2: [K/2][16][2], pairs of depth entries; NEON: [K][16]; portable: [16][K], one row per
-//            channel), with
-//            per-channel bias / multiplier / shift padded to 16;
+//            channel), with per-channel bias / multiplier / shift padded to 16;
 //   invoke:  tiles of output pixels; each tile's im2col rows (input + input offset as int16, zero for padding taps,
 //            depth padded to even) are built in scratch, then 6 x 16 GEMM blocks (opt_kernels.hpp) accumulate,
 //            requantize and store. With a worker pool, the parts are (group, tile, range of channel blocks), each
@@ -35,7 +34,8 @@ struct ConvPlan {
   size_t pixels = 0;                   // output pixels over all batches
   size_t tile_rows = 0;                // multiple of kGemmRows
   size_t tiles = 0;                    // per group
-  size_t chunks = 1;                   // ranges of channel blocks a tile is split into
+  size_t chunks = 1;                   // ranges of channel blocks a tile is split into, none empty
+  size_t per_chunk = 0;                // channel blocks per range (the last may hold fewer)
   size_t block_bytes = 0;              // packed weights + bias + multiplier + shift of one block
   bool fits = false;                   // sizes are sane (a hostile shape runs the reference kernel instead)
 
@@ -69,6 +69,8 @@ ConvPlan plan_conv(const Conv2DParams& p, size_t participants) {
   if (c.participants > 1 && items < 2 * c.participants)  // few tiles: split the channel blocks as well
     c.chunks = std::min(c.blocks, (2 * c.participants + items - 1) / items);
   c.chunks = std::max<size_t>(c.chunks, 1);
+  c.per_chunk = std::max<size_t>((c.blocks + c.chunks - 1) / c.chunks, 1);
+  c.chunks = std::max<size_t>((c.blocks + c.per_chunk - 1) / c.per_chunk, 1);
   c.block_bytes = c.weights_bytes() + 3 * kGemmCols * sizeof(int32_t);
   const long double prepared = static_cast<long double>(c.groups) * c.blocks * c.block_bytes;
   const long double scratch = static_cast<long double>(c.tile_rows) * c.depth_padded * sizeof(int16_t);
@@ -164,7 +166,6 @@ void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, WorkerPo
   auto* output = static_cast<uint8_t*>(p.output);
   const size_t out_c = static_cast<size_t>(p.output_shape.c);
   const uint8_t* base = p.prepared.data() + kPreparedHeaderBytes;
-  const size_t per_chunk = (c.blocks + c.chunks - 1) / c.chunks;
   const size_t parts = static_cast<size_t>(c.groups) * c.tiles * c.chunks;
   const uint64_t macs = uint64_t{c.pixels} * static_cast<uint64_t>(p.output_shape.c) * c.depth;
   pool.run(parts, [&](size_t part, size_t participant) {
@@ -183,8 +184,8 @@ void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, WorkerPo
     const size_t padded_rows = round_up(rows, kGemmRows);
     im2col<T>(p, c, k, g, m0, rows, tile);
     std::memset(tile + rows * c.depth_padded, 0, (padded_rows - rows) * c.depth_padded * sizeof(int16_t));
-    const size_t nb_end = std::min(c.blocks, (chunk + 1) * per_chunk);
-    for (size_t nb = chunk * per_chunk; nb < nb_end; ++nb) {
+    const size_t nb_end = std::min(c.blocks, (chunk + 1) * c.per_chunk);
+    for (size_t nb = chunk * c.per_chunk; nb < nb_end; ++nb) {
       const uint8_t* block = base + (static_cast<size_t>(g) * c.blocks + nb) * c.block_bytes;
       gb.b = reinterpret_cast<const int16_t*>(block);
       gb.bias = reinterpret_cast<const int32_t*>(block + c.weights_bytes());
