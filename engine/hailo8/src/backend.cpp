@@ -195,8 +195,7 @@ class Hailo8Backend final : public InferenceBackend {
     const CheckedDevice device = AISRV_TRY(check_device(*options_.driver_opener, options_.discovery, options_.device));
     for (const auto& note : device.notes) log_line(log, "hailo8: " + note);
     if (!library_) {
-      auto lib = options_.hailort.empty() ? runtime::HailortLibrary::open(runtime::HailortLibrary::default_candidates())
-                                          : runtime::HailortLibrary::open_path(options_.hailort);
+      auto lib = runtime::HailortLibrary::open_configured(options_.hailort);
       if (!lib) return Error{Errc::infer_error, lib.error().message};
       library_ = std::move(*lib);
       const char* logs = std::getenv("HAILORT_LOGGER_PATH");
@@ -269,24 +268,7 @@ std::unique_ptr<engine::InferenceBackend> make_hailo8_backend(Hailo8Options opti
 }
 
 std::string prepare_hailort_log_dir(const Hailo8Options& options) {
-  if (const char* set = std::getenv("HAILORT_LOGGER_PATH"); set && *set) return set;  // the user's choice wins
-  std::string dir = options.log_dir;
-  auto first_of = [](const char* list) {  // systemd passes "A:B" for several directories
-    std::string s = list ? list : "";
-    return s.substr(0, s.find(':'));
-  };
-  if (dir.empty()) dir = first_of(std::getenv("STATE_DIRECTORY"));
-  if (dir.empty()) dir = first_of(std::getenv("RUNTIME_DIRECTORY"));
-  if (dir.empty())
-    if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x && *x) dir = std::string(x) + "/aisrv";
-  if (dir.empty()) dir = fmt::format("/tmp/aisrv-{}", ::geteuid());
-  std::error_code ec;
-  if (!std::filesystem::exists(dir, ec)) {
-    std::filesystem::create_directories(dir, ec);
-    std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
-  }
-  ::setenv("HAILORT_LOGGER_PATH", dir.c_str(), 0);
-  return dir;
+  return runtime::prepare_hailort_log_dir(options.log_dir);
 }
 
 void register_hailo8_backend(engine::BackendRegistry& registry) {

@@ -834,6 +834,8 @@ void append_streams(const Layer& l, std::vector<StreamInfo>& out) {
     info.direction = s.direction;
     info.order = s.device_order;
     info.type = s.type;
+    info.transposed = s.transposed;
+    info.hw_data_bytes = s.hw_data_bytes;
     if (s.device_order == FormatOrder::nms_on_chip && s.nms) {
       info.nms = s.nms;
       info.hw_frame_size = s.nms->hw_frame_size();

@@ -3,6 +3,11 @@
 
 #include <dlfcn.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
 #include <fmt/format.h>
 
 namespace aisrv::engine::hailo8::runtime {
@@ -82,6 +87,26 @@ Result<std::unique_ptr<HailortLibrary>> HailortLibrary::try_one(const std::strin
   return lib;
 }
 
+Result<HailortHefApi> HailortLibrary::hef_api() const {
+  HailortHefApi a;
+  std::string missing;
+  resolve(handle_, "hailo_create_hef_file", a.create_hef_file, missing);
+  resolve(handle_, "hailo_release_hef", a.release_hef, missing);
+  resolve(handle_, "hailo_get_network_groups_infos", a.get_network_groups_infos, missing);
+  resolve(handle_, "hailo_hef_get_all_stream_infos", a.get_all_stream_infos, missing);
+  resolve(handle_, "hailo_hef_get_all_vstream_infos", a.get_all_vstream_infos, missing);
+  resolve(handle_, "hailo_get_vstream_frame_size", a.get_vstream_frame_size, missing);
+  resolve(handle_, "hailo_get_host_frame_size", a.get_host_frame_size, missing);
+  resolve(handle_, "hailo_create_input_transform_context", a.create_input_transform_context, missing);
+  resolve(handle_, "hailo_release_input_transform_context", a.release_input_transform_context, missing);
+  resolve(handle_, "hailo_transform_frame_by_input_transform_context", a.transform_input, missing);
+  resolve(handle_, "hailo_create_output_transform_context", a.create_output_transform_context, missing);
+  resolve(handle_, "hailo_release_output_transform_context", a.release_output_transform_context, missing);
+  resolve(handle_, "hailo_transform_frame_by_output_transform_context", a.transform_output, missing);
+  if (!missing.empty()) return make_error(Errc::not_supported, "{} lacks {}", path_, missing);
+  return a;
+}
+
 Result<std::unique_ptr<HailortLibrary>> HailortLibrary::open(const std::vector<std::string>& candidates) {
   std::string tried;
   bool any_loaded = false;
@@ -100,6 +125,39 @@ Result<std::unique_ptr<HailortLibrary>> HailortLibrary::open_path(const std::str
   if (lib) return lib;
   return make_error(lib.error().code, "the configured libhailort {} cannot be used: {} (no other library is tried)",
                     path, lib.error().message);
+}
+
+Result<std::unique_ptr<HailortLibrary>> HailortLibrary::open_configured(const std::string& explicit_path) {
+  if (!explicit_path.empty()) return open_path(explicit_path);
+  if (const char* env = std::getenv("AISRV_HAILORT_LIBRARY"); env && *env) {
+    auto lib = try_one(env);
+    if (lib) return lib;
+    return make_error(lib.error().code,
+                      "AISRV_HAILORT_LIBRARY names {}, which cannot be used: {} (no other library is tried)", env,
+                      lib.error().message);
+  }
+  return open(default_candidates());
+}
+
+std::string prepare_hailort_log_dir(const std::string& configured) {
+  if (const char* set = std::getenv("HAILORT_LOGGER_PATH"); set && *set) return set;  // the user's choice wins
+  std::string dir = configured;
+  auto first_of = [](const char* list) {  // systemd passes "A:B" for several directories
+    std::string s = list ? list : "";
+    return s.substr(0, s.find(':'));
+  };
+  if (dir.empty()) dir = first_of(std::getenv("STATE_DIRECTORY"));
+  if (dir.empty()) dir = first_of(std::getenv("RUNTIME_DIRECTORY"));
+  if (dir.empty())
+    if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x && *x) dir = std::string(x) + "/aisrv";
+  if (dir.empty()) dir = fmt::format("/tmp/aisrv-{}", ::geteuid());
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) {
+    std::filesystem::create_directories(dir, ec);
+    std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
+  }
+  ::setenv("HAILORT_LOGGER_PATH", dir.c_str(), 0);
+  return dir;
 }
 
 HailortLibrary::~HailortLibrary() {

@@ -188,6 +188,8 @@ struct StreamInfo {
   Direction direction = Direction::host_to_device;
   FormatOrder order = FormatOrder::nhwc;  // device order
   FormatType type = FormatType::uint8;
+  bool transposed = false;
+  uint32_t hw_data_bytes = 1;  // bytes per element on the device
   Shape shape;
   Shape hw_shape;
   std::optional<NmsInfo> nms;

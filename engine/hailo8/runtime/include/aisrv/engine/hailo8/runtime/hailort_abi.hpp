@@ -211,6 +211,70 @@ struct hailo_configure_params_t {
 };
 static_assert(sizeof(hailo_configure_params_t) == 84488 && alignof(hailo_configure_params_t) == 8);
 
+// HEF inspection and host transforms without a device (used by `aisrv hef verify-hailort`, facts §2.4, §3.6 and
+// hailort.h of 4.21-4.23).
+struct hailo_input_transform_context_s;
+struct hailo_output_transform_context_s;
+using hailo_input_transform_context = hailo_input_transform_context_s*;
+using hailo_output_transform_context = hailo_output_transform_context_s*;
+using hailo_stream_transform_mode_t = uint32_t;  // NO_TRANSFORM 0, TRANSFORM_COPY 1
+inline constexpr hailo_stream_transform_mode_t HAILO_STREAM_TRANSFORM_COPY = 1;
+using hailo_nms_burst_type_t = uint32_t;  // H8_BBOX 0, H15_BBOX 1, H8_PER_CLASS 2, H15_PER_CLASS 3, H15_PER_FRAME 4
+
+struct hailo_nms_defuse_info_t {
+  uint32_t class_group_index;
+  char original_name[HAILO_MAX_NAME_SIZE];
+};
+static_assert(sizeof(hailo_nms_defuse_info_t) == 132 && alignof(hailo_nms_defuse_info_t) == 4);
+
+struct hailo_nms_info_t {
+  uint32_t number_of_classes;
+  uint32_t max_bboxes_per_class;
+  uint32_t max_bboxes_total;
+  uint32_t bbox_size;
+  uint32_t chunks_per_frame;
+  bool is_defused;
+  hailo_nms_defuse_info_t defuse_info;
+  uint32_t burst_size;
+  hailo_nms_burst_type_t burst_type;
+};
+static_assert(sizeof(hailo_nms_info_t) == 164 && alignof(hailo_nms_info_t) == 4);
+static_assert(offsetof(hailo_nms_info_t, defuse_info) == 24 && offsetof(hailo_nms_info_t, burst_size) == 156);
+
+struct hailo_stream_info_t {
+  union {
+    struct {
+      hailo_3d_image_shape_t shape;
+      hailo_3d_image_shape_t hw_shape;
+    } shapes;
+    hailo_nms_info_t nms_info;
+  };
+  uint32_t hw_data_bytes;
+  uint32_t hw_frame_size;
+  hailo_format_t format;
+  hailo_stream_direction_t direction;
+  uint8_t index;
+  char name[HAILO_MAX_NAME_SIZE];
+  hailo_quant_info_t quant_info;
+  bool is_mux;
+};
+static_assert(sizeof(hailo_stream_info_t) == 340 && alignof(hailo_stream_info_t) == 4);
+static_assert(offsetof(hailo_stream_info_t, hw_data_bytes) == 164 && offsetof(hailo_stream_info_t, format) == 172);
+static_assert(offsetof(hailo_stream_info_t, index) == 188 && offsetof(hailo_stream_info_t, name) == 189);
+static_assert(offsetof(hailo_stream_info_t, quant_info) == 320 && offsetof(hailo_stream_info_t, is_mux) == 336);
+
+struct hailo_transform_params_t {
+  hailo_stream_transform_mode_t transform_mode;
+  hailo_format_t user_buffer_format;
+};
+static_assert(sizeof(hailo_transform_params_t) == 16);
+
+struct hailo_network_group_info_t {
+  char name[HAILO_MAX_NAME_SIZE];
+  bool is_multi_context;
+};
+static_assert(sizeof(hailo_network_group_info_t) == 129 && alignof(hailo_network_group_info_t) == 1);
+
 // The functions, as pointer types (C linkage in the library; names are the dlsym names).
 extern "C" {
 using hailo_get_library_version_fn = hailo_status (*)(hailo_version_t* version);
@@ -257,6 +321,35 @@ using hailo_vstream_write_raw_buffer_fn = hailo_status (*)(hailo_input_vstream i
                                                            size_t buffer_size);
 using hailo_vstream_read_raw_buffer_fn = hailo_status (*)(hailo_output_vstream output_vstream, void* buffer,
                                                           size_t buffer_size);
+
+// HEF inspection and host transforms (no device).
+using hailo_create_hef_file_fn = hailo_status (*)(hailo_hef* hef, const char* file_name);
+using hailo_get_network_groups_infos_fn = hailo_status (*)(hailo_hef hef, hailo_network_group_info_t* infos,
+                                                           size_t* number_of_infos);
+// `name`: a network group or network name, NULL for the first network group. Too small an array: status 5 and the
+// needed count in *number_of_streams / *vstream_infos_count.
+using hailo_hef_get_all_stream_infos_fn = hailo_status (*)(hailo_hef hef, const char* name,
+                                                           hailo_stream_info_t* stream_infos,
+                                                           size_t stream_infos_length, size_t* number_of_streams);
+using hailo_hef_get_all_vstream_infos_fn = hailo_status (*)(hailo_hef hef, const char* name,
+                                                            hailo_vstream_info_t* vstream_infos,
+                                                            size_t* vstream_infos_count);
+using hailo_get_vstream_frame_size_fn = hailo_status (*)(hailo_vstream_info_t* vstream_info,
+                                                         hailo_format_t* user_buffer_format, size_t* frame_size);
+using hailo_get_host_frame_size_fn = size_t (*)(const hailo_stream_info_t* stream_info,
+                                                const hailo_transform_params_t* transform_params);
+using hailo_create_input_transform_context_fn = hailo_status (*)(const hailo_stream_info_t* stream_info,
+                                                                 const hailo_transform_params_t* transform_params,
+                                                                 hailo_input_transform_context* transform_context);
+using hailo_release_input_transform_context_fn = hailo_status (*)(hailo_input_transform_context transform_context);
+using hailo_transform_frame_by_input_transform_context_fn = hailo_status (*)(
+    hailo_input_transform_context transform_context, const void* src, size_t src_size, void* dst, size_t dst_size);
+using hailo_create_output_transform_context_fn = hailo_status (*)(const hailo_stream_info_t* stream_info,
+                                                                  const hailo_transform_params_t* transform_params,
+                                                                  hailo_output_transform_context* transform_context);
+using hailo_release_output_transform_context_fn = hailo_status (*)(hailo_output_transform_context transform_context);
+using hailo_transform_frame_by_output_transform_context_fn = hailo_status (*)(
+    hailo_output_transform_context transform_context, const void* src, size_t src_size, void* dst, size_t dst_size);
 }
 
 }  // namespace aisrv::engine::hailo8::hailort_abi

@@ -39,6 +39,24 @@ struct HailortApi {
   hailort_abi::hailo_vstream_read_raw_buffer_fn vstream_read_raw_buffer = nullptr;
 };
 
+// The HEF inspection and host transform functions (no device needed), for checking our reader and transforms
+// against the library (`aisrv hef verify-hailort`). The engine never calls them.
+struct HailortHefApi {
+  hailort_abi::hailo_create_hef_file_fn create_hef_file = nullptr;
+  hailort_abi::hailo_release_hef_fn release_hef = nullptr;
+  hailort_abi::hailo_get_network_groups_infos_fn get_network_groups_infos = nullptr;
+  hailort_abi::hailo_hef_get_all_stream_infos_fn get_all_stream_infos = nullptr;
+  hailort_abi::hailo_hef_get_all_vstream_infos_fn get_all_vstream_infos = nullptr;
+  hailort_abi::hailo_get_vstream_frame_size_fn get_vstream_frame_size = nullptr;
+  hailort_abi::hailo_get_host_frame_size_fn get_host_frame_size = nullptr;
+  hailort_abi::hailo_create_input_transform_context_fn create_input_transform_context = nullptr;
+  hailort_abi::hailo_release_input_transform_context_fn release_input_transform_context = nullptr;
+  hailort_abi::hailo_transform_frame_by_input_transform_context_fn transform_input = nullptr;
+  hailort_abi::hailo_create_output_transform_context_fn create_output_transform_context = nullptr;
+  hailort_abi::hailo_release_output_transform_context_fn release_output_transform_context = nullptr;
+  hailort_abi::hailo_transform_frame_by_output_transform_context_fn transform_output = nullptr;
+};
+
 struct LibraryVersion {
   uint32_t major = 0, minor = 0, revision = 0;
 };
@@ -56,12 +74,17 @@ class HailortLibrary {
   static Result<std::unique_ptr<HailortLibrary>> open(const std::vector<std::string>& candidates);
   // An explicitly configured library (the engine's hailort= option): tried alone, its failure reported as such.
   static Result<std::unique_ptr<HailortLibrary>> open_path(const std::string& path);
+  // The library a user configured: `explicit_path` when not empty, else $AISRV_HAILORT_LIBRARY when set (each tried
+  // alone, open_path), else the default candidates (open).
+  static Result<std::unique_ptr<HailortLibrary>> open_configured(const std::string& explicit_path);
 
   ~HailortLibrary();
   HailortLibrary(const HailortLibrary&) = delete;
   HailortLibrary& operator=(const HailortLibrary&) = delete;
 
   const HailortApi& api() const { return api_; }
+  // Resolves the HEF inspection functions on first use; Errc::not_supported naming the missing ones.
+  Result<HailortHefApi> hef_api() const;
   const LibraryVersion& version() const { return version_; }
   const std::string& path() const { return path_; }
   // "HAILO_TIMEOUT(4)"; the library's own name of a status when it knows it.
@@ -75,6 +98,12 @@ class HailortLibrary {
   HailortApi api_;
   LibraryVersion version_;
 };
+
+// Where libhailort will write hailort.log, decided before it is loaded: HAILORT_LOGGER_PATH when the environment
+// sets it (the user's choice wins), else `configured`, $STATE_DIRECTORY, $RUNTIME_DIRECTORY (systemd; the first of a
+// list), $XDG_RUNTIME_DIR/aisrv, /tmp/aisrv-UID in turn; the directory is created (mode 0700) and
+// HAILORT_LOGGER_PATH set to it. Returns the directory in effect.
+std::string prepare_hailort_log_dir(const std::string& configured);
 
 // Versions whose struct layouts match our declarations.
 bool layout_supported(const LibraryVersion& v);
