@@ -1,5 +1,5 @@
 // aisrv tests — the optimised kernel backend against the reference backend (differential): randomized CONV_2D,
-// DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD, MEAN, PAD and TRANSPOSE cases — many shapes, strides, dilations, SAME/VALID
+// DEPTHWISE_CONV_2D, FULLY_CONNECTED, UNIDIRECTIONAL_SEQUENCE_LSTM, ADD, MEAN, PAD and TRANSPOSE cases — many shapes, strides, dilations, SAME/VALID
 // padding, groups, depth multipliers 1/2/3/8, odd channel counts (not multiples of the SIMD width), 1-pixel images,
 // int8 per-channel and uint8 per-tensor with zero points, activation clamps, accumulators at the int32 limit the
 // loader allows — at every SIMD level this processor has. Every buffer (input, output, scratch, prepared data) is
@@ -589,6 +589,140 @@ TEST_CASE("FULLY_CONNECTED: opt equals ref on random cases (int8 and uint8, odd 
       CHECK_MESSAGE(got == want, "first difference: " << first_difference(got, want));
     }
   }
+}
+
+// ---- UNIDIRECTIONAL_SEQUENCE_LSTM ------------------------------------------------------------------------------
+
+struct LstmCase {
+  LstmParams p;
+  std::vector<uint8_t> input, hidden, weights;
+  std::vector<int16_t> cell;
+  std::vector<int32_t> bias;
+  size_t out_bytes = 0;
+};
+
+void random_lstm(Rng& r, LstmCase& c) {
+  LstmParams& p = c.p;
+  p.batches = r.pick({1, 1, 2, 3});
+  p.time_steps = r.uniform(1, 6);
+  p.input_dim = r.chance(0.2) ? r.uniform(40, 90) : r.uniform(1, 30);
+  p.state_dim = r.chance(0.2) ? r.uniform(30, 70) : r.uniform(1, 24);
+  p.time_major = r.chance(0.4);
+  const auto rows = static_cast<size_t>(p.batches) * static_cast<size_t>(p.time_steps);
+  const auto state = static_cast<size_t>(p.state_dim), depth = static_cast<size_t>(p.input_dim);
+  c.input = random_bytes<int8_t>(r, rows * depth, -128, 127);
+  c.hidden = random_bytes<int8_t>(r, static_cast<size_t>(p.batches) * state, -128, 127);
+  c.cell.resize(static_cast<size_t>(p.batches) * state);
+  for (auto& v : c.cell) v = static_cast<int16_t>(r.uniform(-32768, 32767));
+  c.weights = random_bytes<int8_t>(r, 4 * state * (depth + state), -127, 127);
+  c.bias.resize(4 * state);
+  for (auto& b : c.bias) b = r.uniform(-200000, 200000);
+  const int32_t input_offset = r.uniform(-127, 128), hidden_offset = r.uniform(-127, 128);
+  for (size_t g = 0; g < 4; ++g) {
+    auto& gp = p.gates[g];
+    gp.input_weights = reinterpret_cast<const int8_t*>(c.weights.data()) + g * state * (depth + state);
+    gp.recurrent_weights = gp.input_weights + state * depth;
+    gp.bias = r.chance(0.1) ? nullptr : c.bias.data() + g * state;
+    gp.input_offset = input_offset;
+    gp.recurrent_offset = hidden_offset;
+    gp.input_filter_offset = r.chance(0.8) ? 0 : r.uniform(-20, 20);
+    gp.recurrent_filter_offset = r.chance(0.8) ? 0 : r.uniform(-20, 20);
+    gp.input_multiplier = r.uniform(1 << 30, 0x7FFFFFFF);
+    gp.input_shift = r.uniform(-14, 2);
+    gp.recurrent_multiplier = r.uniform(1 << 30, 0x7FFFFFFF);
+    gp.recurrent_shift = r.uniform(-14, 2);
+  }
+  auto mul = [&](LstmMulParams& m, bool to_int8) {
+    m.multiplier = r.uniform(1 << 30, 0x7FFFFFFF);
+    m.shift = r.uniform(-20, 0);
+    m.output_offset = to_int8 ? r.uniform(-20, 20) : 0;
+    m.act_min = to_int8 ? -128 : -32768;
+    m.act_max = to_int8 ? 127 : 32767;
+  };
+  mul(p.forget_cell_mul, false);
+  mul(p.input_cell_mul, false);
+  mul(p.output_hidden_mul, true);
+  p.cell_state_scale_power = r.uniform(-15, -8);
+  p.clip_cell = r.chance(0.3);
+  p.quantized_cell_clip = static_cast<int16_t>(r.uniform(100, 32767));
+  c.out_bytes = rows * state;
+}
+
+// Runs the case on `b` with its own copies of the state tensors; returns output, hidden and cell bytes.
+std::vector<uint8_t> run_lstm(KernelBackend& b, const LstmCase& c, int* usable = nullptr,
+                              const std::function<void(std::vector<uint8_t>&)>& poison = {}) {
+  LstmParams p = c.p;
+  std::vector<uint8_t> out(c.out_bytes, 0xA5), hidden = c.hidden;
+  std::vector<int16_t> cell = c.cell;
+  std::vector<uint8_t> scratch(b.scratch_bytes(OpParams{p})), prepared(b.prepared_bytes(OpParams{p}));
+  p.input = reinterpret_cast<const int8_t*>(c.input.data());
+  p.output = reinterpret_cast<int8_t*>(out.data());
+  p.hidden_state = reinterpret_cast<int8_t*>(hidden.data());
+  p.cell_state = cell.data();
+  p.scratch = std::span<uint8_t>(scratch);
+  if (usable) *usable = -1;
+  if (!prepared.empty()) {
+    b.prepare(OpParams{p}, prepared);
+    opt::PreparedHeader h;
+    std::memcpy(&h, prepared.data(), sizeof h);
+    if (usable) *usable = h.magic == opt::kPreparedMagic && h.usable ? 1 : 0;
+    if (poison) poison(prepared);
+    p.prepared = std::span<const uint8_t>(prepared);
+  }
+  run_kernel(b, OpParams{p});
+  out.insert(out.end(), hidden.begin(), hidden.end());
+  const auto* cb = reinterpret_cast<const uint8_t*>(cell.data());
+  out.insert(out.end(), cb, cb + cell.size() * sizeof(int16_t));
+  return out;
+}
+
+TEST_CASE("UNIDIRECTIONAL_SEQUENCE_LSTM: opt equals ref on random cases (dims, batches, time-major, offsets, clip)") {
+  Rng r(17);
+  ReferenceKernelBackend ref;
+  for (int i = 0; i < 150; ++i) {
+    LstmCase c;
+    random_lstm(r, c);
+    const auto want = run_lstm(ref, c);
+    for (SimdLevel level : levels()) {
+      INFO("level " << simd_level_name(level) << " batches " << c.p.batches << " steps " << c.p.time_steps
+                    << " input " << c.p.input_dim << " state " << c.p.state_dim << " time-major " << c.p.time_major);
+      int usable = -1;
+      const auto got = run_lstm(*make_optimized_kernel_backend(level), c, &usable);
+      CHECK(usable == 1);  // the optimised kernel ran, not the reference fallback
+      CHECK_MESSAGE(got == want, "first difference: " << first_difference(got, want));
+    }
+  }
+}
+
+TEST_CASE("UNIDIRECTIONAL_SEQUENCE_LSTM: the optimised kernel reads its prepared tables; unusable data falls back") {
+  Rng r(18);
+  ReferenceKernelBackend ref;
+  LstmCase c;
+  random_lstm(r, c);
+  const auto want = run_lstm(ref, c);
+  for (SimdLevel level : levels()) {
+    INFO("level " << simd_level_name(level));
+    const auto b = make_optimized_kernel_backend(level);
+    // every sigmoid table entry off by one: the result changes, so the table is what ran
+    CHECK(run_lstm(*b, c, nullptr, [&](std::vector<uint8_t>& prepared) {
+            const size_t tables = prepared.size() - 3 * 65536 * sizeof(int16_t);
+            for (size_t i = 0; i < 65536; ++i) {
+              int16_t v;
+              std::memcpy(&v, prepared.data() + tables + 2 * i, 2);
+              v = static_cast<int16_t>(v ^ 0x100);
+              std::memcpy(prepared.data() + tables + 2 * i, &v, 2);
+            }
+          }) != want);
+    // a cleared header: the reference kernel computes, with the same result
+    CHECK(run_lstm(*b, c, nullptr, [](std::vector<uint8_t>& prepared) { std::fill(prepared.begin(), prepared.end(), 0); }) ==
+          want);
+  }
+  // parameters outside the vector requantization's range: prepared as unusable, the reference result
+  c.p.gates[1].input_shift = 31;
+  const auto want_far = run_lstm(ref, c);
+  int usable = -1;
+  CHECK(run_lstm(*make_optimized_kernel_backend(detect_simd_level()), c, &usable) == want_far);
+  CHECK(usable == 0);
 }
 
 // ---- ADD -------------------------------------------------------------------------------------------------------

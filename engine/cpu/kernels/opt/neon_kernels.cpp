@@ -294,9 +294,61 @@ void widen(const uint8_t* src, int16_t* dst, size_t count, int32_t offset) {
   for (; i < count; ++i) dst[i] = static_cast<int16_t>(element<U>(src[i]) + offset);
 }
 
+// ---- LSTM: gate FCs four rows at a time, element-wise products --------------------------------------------------
+
+void gate_row(const GateRow& g) {
+  const size_t kp = static_cast<size_t>(g.kp);
+  const int32x4_t zero = vdupq_n_s32(0);
+  const Requant q{vdupq_n_s32(g.multiplier), vmaxq_s32(vdupq_n_s32(g.shift), zero),
+                  vminq_s32(vdupq_n_s32(g.shift), zero)};
+  const OutputRange range = output_range(0, -32768, 32767);
+  for (int32_t o = 0; o < g.outputs; o += 4) {
+    const int16_t* w = g.weights + static_cast<size_t>(o) * kp;
+    int32x4_t acc0 = zero, acc1 = zero, acc2 = zero, acc3 = zero;
+    for (size_t k = 0; k < kp; k += 8) {
+      const int16x8_t x = vld1q_s16(g.input + k);
+      int16x8_t v = vld1q_s16(w + k);
+      acc0 = vmlal_high_s16(vmlal_s16(acc0, vget_low_s16(v), vget_low_s16(x)), v, x);
+      v = vld1q_s16(w + kp + k);
+      acc1 = vmlal_high_s16(vmlal_s16(acc1, vget_low_s16(v), vget_low_s16(x)), v, x);
+      v = vld1q_s16(w + 2 * kp + k);
+      acc2 = vmlal_high_s16(vmlal_s16(acc2, vget_low_s16(v), vget_low_s16(x)), v, x);
+      v = vld1q_s16(w + 3 * kp + k);
+      acc3 = vmlal_high_s16(vmlal_s16(acc3, vget_low_s16(v), vget_low_s16(x)), v, x);
+    }
+    int32x4_t sum = vpaddq_s32(vpaddq_s32(acc0, acc1), vpaddq_s32(acc2, acc3));
+    if (g.bias) sum = vaddq_s32(sum, vld1q_s32(g.bias + o));
+    vst1_s16(g.out + o, vmovn_s32(requantize4(sum, q, range)));
+  }
+}
+
+void mul(const MulSpan& m) {
+  const int32x4_t zero = vdupq_n_s32(0);
+  const Requant q{vdupq_n_s32(m.multiplier), vmaxq_s32(vdupq_n_s32(m.shift), zero),
+                  vminq_s32(vdupq_n_s32(m.shift), zero)};
+  const OutputRange range = output_range(m.offset, m.act_min, m.act_max);
+  int64_t i = 0;
+  for (; i + 8 <= m.count; i += 8) {
+    const int16x8_t a = vld1q_s16(m.a + i), b = vld1q_s16(m.b + i);
+    const int32x4_t lo = requantize4(vmull_s16(vget_low_s16(a), vget_low_s16(b)), q, range);
+    const int32x4_t hi = requantize4(vmull_high_s16(a, b), q, range);
+    const int16x8_t words = vcombine_s16(vmovn_s32(lo), vmovn_s32(hi));
+    if (m.out16) vst1q_s16(m.out16 + i, words);
+    else vst1_s8(m.out8 + i, vmovn_s16(words));
+  }
+  for (; i < m.count; ++i) {
+    const int32_t v = fp::requantize(int32_t{m.a[i]} * int32_t{m.b[i]}, m.multiplier, m.shift, m.offset, m.act_min,
+                                     m.act_max);
+    if (m.out16) m.out16[i] = static_cast<int16_t>(v);
+    else m.out8[i] = static_cast<int8_t>(v);
+  }
+}
+
 }  // namespace
 
 void fill_neon_kernels(OptKernels& k) {
+  k.gate_row = gate_row;
+  k.mul = mul;
   k.gemm[0] = gemm<false>;
   k.gemm[1] = gemm<true>;
   k.depthwise_row[0] = depthwise_row<false>;

@@ -93,12 +93,38 @@ struct AddSpan {
   int32_t act_min = 0, act_max = 0;
 };
 
+// LSTM gate FC for one batch row (UNIDIRECTIONAL_SEQUENCE_LSTM): out[o] = requantize(sum_k weights[o][k] * input[k]
+// + bias[o], multiplier, shift) clamped to int16 (Q3.12 pre-activations), for o < outputs. Inputs and weights are
+// int16 with their offsets added and zero padding, so no tail handling is needed.
+struct GateRow {
+  const int16_t* input = nullptr;    // kp values (+ input offset), zero from the real depth on
+  const int16_t* weights = nullptr;  // [outputs][kp] (+ filter offset), zero padded
+  int32_t kp = 0;                    // multiple of 16
+  int32_t outputs = 0;               // multiple of 8
+  const int32_t* bias = nullptr;     // outputs entries, or null
+  int32_t multiplier = 0, shift = 0;
+  int16_t* out = nullptr;            // outputs entries
+};
+
+// LSTM element-wise product of two int16 vectors, requantized: out[i] = clamp(offset + multiply_by_quantized_
+// multiplier(a[i] * b[i], multiplier, shift), act_min, act_max), stored as int16 (out16) or int8 (out8).
+struct MulSpan {
+  const int16_t* a = nullptr;
+  const int16_t* b = nullptr;
+  int64_t count = 0;
+  int32_t multiplier = 0, shift = 0, offset = 0, act_min = 0, act_max = 0;
+  int16_t* out16 = nullptr;  // one of the two is set
+  int8_t* out8 = nullptr;
+};
+
 struct OptKernels {
   // Element type is part of the entry: [0] int8, [1] uint8.
   void (*gemm[2])(const GemmBlock&) = {};
   void (*depthwise_row[2])(const DepthwiseRow&) = {};
   void (*fc_row[2])(const FcRow&) = {};
   void (*add[2])(const AddSpan&) = {};
+  void (*gate_row)(const GateRow&) = nullptr;
+  void (*mul)(const MulSpan&) = nullptr;
   // dst[i] = src[i] + offset as int16 (int8 or uint8 source bytes).
   void (*widen[2])(const uint8_t* src, int16_t* dst, size_t count, int32_t offset) = {};
   GemmLayout gemm_layout = GemmLayout::rows;  // what gemm reads

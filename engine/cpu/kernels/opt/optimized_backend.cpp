@@ -58,18 +58,26 @@ size_t OptimizedKernelBackend::scratch_bytes(const OpParams& op) const {
   if (const auto* c = std::get_if<Conv2DParams>(&op)) return opt::conv2d_scratch_bytes(*c, pool_.size());
   if (const auto* d = std::get_if<DepthwiseConv2DParams>(&op)) return opt::depthwise_scratch_bytes(*d, pool_.size());
   if (const auto* f = std::get_if<FullyConnectedParams>(&op)) return opt::fully_connected_scratch_bytes(*f);
+  if (const auto* l = std::get_if<LstmParams>(&op))  // the reference kernel's buffers too: it is the fallback
+    return std::max(opt::lstm_scratch_bytes(*l), ReferenceKernelBackend::scratch_bytes(op));
   return ReferenceKernelBackend::scratch_bytes(op);
 }
 
 size_t OptimizedKernelBackend::prepared_bytes(const OpParams& op) const {
   if (const auto* c = std::get_if<Conv2DParams>(&op)) return opt::conv2d_prepared_bytes(*c);
   if (const auto* d = std::get_if<DepthwiseConv2DParams>(&op)) return opt::depthwise_prepared_bytes(*d);
+  if (const auto* l = std::get_if<LstmParams>(&op)) return opt::lstm_prepared_bytes(*l);
   return 0;
 }
 
 void OptimizedKernelBackend::prepare(const OpParams& op, std::span<uint8_t> prepared) const {
   if (const auto* c = std::get_if<Conv2DParams>(&op)) opt::conv2d_prepare(*c, kernels_.gemm_layout, prepared);
   else if (const auto* d = std::get_if<DepthwiseConv2DParams>(&op)) opt::depthwise_prepare(*d, kernels_.depthwise_layout, prepared);
+  else if (const auto* l = std::get_if<LstmParams>(&op)) opt::lstm_prepare(*l, prepared);
+}
+
+void OptimizedKernelBackend::lstm(const LstmParams& p) {
+  if (!opt::lstm_run(p, kernels_)) ReferenceKernelBackend::lstm(p);
 }
 
 namespace opt {

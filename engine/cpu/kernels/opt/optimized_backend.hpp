@@ -35,6 +35,7 @@ class OptimizedKernelBackend : public ReferenceKernelBackend {
   void mean(const MeanParams& p) override;
   void pad(const PadParams& p) override;
   void transpose(const TransposeParams& p) override;
+  void lstm(const LstmParams& p) override;
 
  private:
   SimdLevel level_;
@@ -51,6 +52,11 @@ size_t depthwise_scratch_bytes(const DepthwiseConv2DParams& p, size_t participan
 size_t depthwise_prepared_bytes(const DepthwiseConv2DParams& p);
 void depthwise_prepare(const DepthwiseConv2DParams& p, DepthwiseLayout layout, std::span<uint8_t> prepared);
 size_t fully_connected_scratch_bytes(const FullyConnectedParams& p);
+size_t lstm_scratch_bytes(const LstmParams& p);
+size_t lstm_prepared_bytes(const LstmParams& p);
+void lstm_prepare(const LstmParams& p, std::span<uint8_t> prepared);
+// Runs the optimised LSTM; false (nothing written) when the prepared data or scratch is not usable.
+bool lstm_run(const LstmParams& p, const OptKernels& k);
 
 // True when every (multiplier, shift) pair meets the vector requantization's preconditions: multiplier >= 0,
 // shift in [-31, 30] (the loader guarantees both; the drivers re-check at prepare time and otherwise run the

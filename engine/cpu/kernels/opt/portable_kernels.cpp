@@ -72,9 +72,28 @@ void widen(const uint8_t* src, int16_t* dst, size_t count, int32_t offset) {
   for (size_t i = 0; i < count; ++i) dst[i] = static_cast<int16_t>(element<U>(src[i]) + offset);
 }
 
+void gate_row(const GateRow& g) {
+  for (int32_t o = 0; o < g.outputs; ++o) {
+    int32_t acc = dot(g.input, g.weights + static_cast<size_t>(o) * static_cast<size_t>(g.kp), g.kp);
+    if (g.bias) acc += g.bias[o];
+    g.out[o] = static_cast<int16_t>(fp::requantize(acc, g.multiplier, g.shift, 0, -32768, 32767));
+  }
+}
+
+void mul(const MulSpan& m) {
+  for (int64_t i = 0; i < m.count; ++i) {
+    const int32_t v = fp::requantize(int32_t{m.a[i]} * int32_t{m.b[i]}, m.multiplier, m.shift, m.offset, m.act_min,
+                                     m.act_max);
+    if (m.out16) m.out16[i] = static_cast<int16_t>(v);
+    else m.out8[i] = static_cast<int8_t>(v);
+  }
+}
+
 }  // namespace
 
 void fill_portable_kernels(OptKernels& k) {
+  k.gate_row = gate_row;
+  k.mul = mul;
   k.gemm[0] = gemm<false>;
   k.gemm[1] = gemm<true>;
   k.depthwise_row[0] = depthwise_row<false>;

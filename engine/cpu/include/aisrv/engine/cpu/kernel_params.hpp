@@ -271,6 +271,7 @@ struct LstmParams {
   bool clip_cell = false;               // clamp the cell state to [-quantized_cell_clip, quantized_cell_clip]
   int16_t quantized_cell_clip = 0;
   std::span<uint8_t> scratch;
+  std::span<const uint8_t> prepared;  // backend-specific data made once at load (KernelBackend::prepare)
 };
 
 enum class LstmGate { input = 0, forget = 1, cell = 2, output = 3 };
