@@ -4,6 +4,8 @@
 // `aisrv hef verify-hailort [--library PATH] HEF|DIR...` holds our reader and transforms to an installed libhailort:
 // one line per HEF and a summary (or JSON); exit 0 only when everything the library accepted agrees, 1 when something
 // differs, 2 for usage errors (a path that does not exist), 3 when no usable libhailort was found.
+#include <stdlib.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -80,6 +82,8 @@ void add_hef_commands(CLI::App& app, CliContext& ctx) {
       }
       // libhailort writes hailort.log where HAILORT_LOGGER_PATH says: keep it out of the working directory.
       const std::string log_dir = runtime::prepare_hailort_log_dir("");
+      // HailoRT prints every error it logs on stderr too; its log file has them, and refusals are reported below
+      ::setenv("HAILORT_CONSOLE_LOGGER_LEVEL", "critical", 0);
       auto lib = runtime::HailortLibrary::open_configured(vargs->library);
       // exit 3 (as for a server that cannot be reached) whatever the reason the library is unusable
       if (!lib) return Error{Errc::not_found, lib.error().message};
@@ -94,7 +98,7 @@ void add_hef_commands(CLI::App& app, CliContext& ctx) {
                   << std::endl;
       }
       for (const auto& f : files) {
-        const auto r = verify::check_hef(**lib, *api, f);
+        const auto r = verify::check_hef(**lib, *api, f, std::filesystem::path(log_dir) / "hailort.log");
         if (!r.hailort_accepted) ++refused;
         else if (r.agrees()) ++agree;
         else ++differ;

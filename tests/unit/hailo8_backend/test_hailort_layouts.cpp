@@ -59,6 +59,19 @@ const std::vector<Layout>& layouts_4_21_to_4_23() {
         {"stream_params_by_name_count", 144, 8}, {"stream_params_by_name", 152, 8320},
         {"network_params_by_name_count", 8472, 8}, {"network_params_by_name", 8480, 2080}}},
       {"hailo_configure_params_t", 84488, 8, {{"network_group_params_count", 0, 8}, {"network_group_params", 8, 84480}}},
+      // HEF inspection and host transforms (`aisrv hef verify-hailort`): facts §3.6 for hailo_stream_info_t, the
+      // others from hailort.h of v4.23.0 (lines 835-905, 1290-1328, 1599-1602).
+      {"hailo_nms_defuse_info_t", 132, 4, {{"class_group_index", 0, 4}, {"original_name", 4, 128}}},
+      {"hailo_nms_info_t", 164, 4,
+       {{"number_of_classes", 0, 4}, {"max_bboxes_per_class", 4, 4}, {"max_bboxes_total", 8, 4}, {"bbox_size", 12, 4},
+        {"chunks_per_frame", 16, 4}, {"is_defused", 20, 1}, {"defuse_info", 24, 132}, {"burst_size", 156, 4},
+        {"burst_type", 160, 4}}},
+      {"hailo_stream_info_t", 340, 4,
+       {{"shape", 0, 12}, {"hw_shape", 12, 12}, {"nms_info", 0, 164}, {"hw_data_bytes", 164, 4},
+        {"hw_frame_size", 168, 4}, {"format", 172, 12}, {"direction", 184, 4}, {"index", 188, 1}, {"name", 189, 128},
+        {"quant_info", 320, 16}, {"is_mux", 336, 1}}},
+      {"hailo_transform_params_t", 16, 4, {{"transform_mode", 0, 4}, {"user_buffer_format", 4, 12}}},
+      {"hailo_network_group_info_t", 129, 1, {{"name", 0, 128}, {"is_multi_context", 128, 1}}},
   };
   return t;
 }
@@ -147,6 +160,37 @@ Measured measured(const std::string& type) {
     return {sizeof(abi::hailo_configure_params_t), alignof(abi::hailo_configure_params_t),
             {AISRV_FIELD(hailo_configure_params_t, network_group_params_count),
              AISRV_FIELD(hailo_configure_params_t, network_group_params)}};
+  if (type == "hailo_nms_defuse_info_t")
+    return {sizeof(abi::hailo_nms_defuse_info_t), alignof(abi::hailo_nms_defuse_info_t),
+            {AISRV_FIELD(hailo_nms_defuse_info_t, class_group_index),
+             AISRV_FIELD(hailo_nms_defuse_info_t, original_name)}};
+  if (type == "hailo_nms_info_t")
+    return {sizeof(abi::hailo_nms_info_t), alignof(abi::hailo_nms_info_t),
+            {AISRV_FIELD(hailo_nms_info_t, number_of_classes), AISRV_FIELD(hailo_nms_info_t, max_bboxes_per_class),
+             AISRV_FIELD(hailo_nms_info_t, max_bboxes_total), AISRV_FIELD(hailo_nms_info_t, bbox_size),
+             AISRV_FIELD(hailo_nms_info_t, chunks_per_frame), AISRV_FIELD(hailo_nms_info_t, is_defused),
+             AISRV_FIELD(hailo_nms_info_t, defuse_info), AISRV_FIELD(hailo_nms_info_t, burst_size),
+             AISRV_FIELD(hailo_nms_info_t, burst_type)}};
+  if (type == "hailo_stream_info_t") {
+    // the anonymous struct of the union is named `shapes` in our declaration
+    using S = abi::hailo_stream_info_t;
+    return {sizeof(S), alignof(S),
+            {Field{"shape", offsetof(S, shapes) + offsetof(decltype(S::shapes), shape), sizeof(S::shapes.shape)},
+             Field{"hw_shape", offsetof(S, shapes) + offsetof(decltype(S::shapes), hw_shape),
+                   sizeof(S::shapes.hw_shape)},
+             AISRV_FIELD(hailo_stream_info_t, nms_info), AISRV_FIELD(hailo_stream_info_t, hw_data_bytes),
+             AISRV_FIELD(hailo_stream_info_t, hw_frame_size), AISRV_FIELD(hailo_stream_info_t, format),
+             AISRV_FIELD(hailo_stream_info_t, direction), AISRV_FIELD(hailo_stream_info_t, index),
+             AISRV_FIELD(hailo_stream_info_t, name), AISRV_FIELD(hailo_stream_info_t, quant_info),
+             AISRV_FIELD(hailo_stream_info_t, is_mux)}};
+  }
+  if (type == "hailo_transform_params_t")
+    return {sizeof(abi::hailo_transform_params_t), alignof(abi::hailo_transform_params_t),
+            {AISRV_FIELD(hailo_transform_params_t, transform_mode),
+             AISRV_FIELD(hailo_transform_params_t, user_buffer_format)}};
+  if (type == "hailo_network_group_info_t")
+    return {sizeof(abi::hailo_network_group_info_t), alignof(abi::hailo_network_group_info_t),
+            {AISRV_FIELD(hailo_network_group_info_t, name), AISRV_FIELD(hailo_network_group_info_t, is_multi_context)}};
   FAIL("no measurement for " << type);
   return {};
 }
@@ -154,7 +198,7 @@ Measured measured(const std::string& type) {
 
 }  // namespace
 
-TEST_CASE("every struct the engine passes to libhailort matches HailoRT 4.21-4.23 field by field") {
+TEST_CASE("every struct the engine or verify-hailort passes to libhailort matches HailoRT 4.21-4.23 field by field") {
   size_t fields = 0;
   for (const Layout& want : layouts_4_21_to_4_23()) {
     CAPTURE(want.type);
@@ -170,7 +214,7 @@ TEST_CASE("every struct the engine passes to libhailort matches HailoRT 4.21-4.2
       ++fields;
     }
   }
-  CHECK(fields == 56);  // every transcribed field was compared
+  CHECK(fields == 56 + 2 + 9 + 11 + 2 + 2);  // every transcribed field was compared
   for (uint32_t minor : {21u, 22u, 23u}) CHECK(layout_supported({4, minor, 0}));
 }
 

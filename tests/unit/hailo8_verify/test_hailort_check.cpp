@@ -261,3 +261,17 @@ TEST_CASE("a libhailort without the HEF inspection functions is refused, naming 
   CHECK(api.error().message.find("hailo_create_hef_file") != std::string::npos);
   CHECK(api.error().message.find("hailo_transform_frame_by_output_transform_context") != std::string::npos);
 }
+
+TEST_CASE("the reason of a refusal is the first error line HailoRT logged, without its prefix fields") {
+  // lines as libhailort 4.23.0 wrote them into hailort.log (HAILORT_LOCAL_FILE_LOGGER_PATTERN)
+  const std::string log =
+      "[2026-11-26 07:28:19.701] [11371] [HailoRT] [info] [hef.cpp:1052] [Impl] Parsing HEF\n"
+      "[2026-11-26 07:28:19.717] [11371] [HailoRT] [error] [hef.cpp:451] [validate_hef_header] CHECK failed - HEF "
+      "file length does not match\n"
+      "[2026-11-26 07:28:19.717] [11371] [HailoRT] [error] [hef.cpp:596] [parse_hef_file] CHECK_SUCCESS failed with "
+      "status=HAILO_HEF_FILE_CORRUPTED(91)\n";
+  CHECK(verify::first_logged_error(log) == "CHECK failed - HEF file length does not match");
+  CHECK(verify::first_logged_error("[x] [HailoRT] [info] [a.cpp:1] [f] fine\n").empty());
+  CHECK(verify::first_logged_error("").empty());
+  CHECK(verify::first_logged_error("[error] no fields").find("no fields") != std::string::npos);
+}

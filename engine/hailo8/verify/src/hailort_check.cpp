@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "aisrv/engine/hailo8/hef/reader.hpp"
@@ -414,7 +415,8 @@ bool HefReport::agrees() const {
 
 std::string HefReport::summary_line() const {
   if (!hailort_accepted) {
-    return fmt::format("{}: refused by HailoRT: {}{}{}", path, hailort_status, hailort_note.empty() ? "" : "; ",
+    return fmt::format("{}: refused by HailoRT: {}{}{}{}{}", path, hailort_status,
+                       hailort_message.empty() ? "" : ": ", hailort_message, hailort_note.empty() ? "" : "; aisrv: ",
                        hailort_note);
   }
   if (!aisrv_accepted) return fmt::format("{}: DIFFERS: HailoRT reads it, aisrv refuses it: {}", path, aisrv_error);
@@ -438,21 +440,60 @@ std::string HefReport::summary_line() const {
                      differences.size(), differ, ours_refused, tail);
 }
 
+std::string first_logged_error(std::string_view log) {
+  size_t at = 0;
+  while (at < log.size()) {
+    size_t end = log.find('\n', at);
+    if (end == std::string_view::npos) end = log.size();
+    std::string_view line = log.substr(at, end - at);
+    at = end + 1;
+    const size_t level = line.find("[error] ");
+    if (level == std::string_view::npos) continue;
+    line.remove_prefix(level + 8);
+    // then "[file.cpp:NNN] [function] message"
+    for (int field = 0; field < 2 && !line.empty() && line.front() == '['; ++field) {
+      const size_t close = line.find("] ");
+      if (close == std::string_view::npos) break;
+      line.remove_prefix(close + 2);
+    }
+    return std::string(line);
+  }
+  return {};
+}
+
+namespace {
+// Bytes of the file from `offset` on (at most 64 KiB), empty when it cannot be read.
+std::string read_from(const std::filesystem::path& file, uintmax_t offset) {
+  std::FILE* f = std::fopen(file.c_str(), "rb");
+  if (!f) return {};
+  std::string out;
+  if (std::fseek(f, static_cast<long>(offset), SEEK_SET) == 0) {
+    out.resize(64 * 1024);
+    out.resize(std::fread(out.data(), 1, out.size(), f));
+  }
+  std::fclose(f);
+  return out;
+}
+}  // namespace
+
 HefReport check_hef(const runtime::HailortLibrary& lib, const runtime::HailortHefApi& api,
-                    const std::filesystem::path& path) {
+                    const std::filesystem::path& path, const std::filesystem::path& hailort_log) {
   HefReport r;
   r.path = path.string();
   auto ours = hef::read_hef_file(path);
   r.aisrv_accepted = ours.ok();
   if (!ours) r.aisrv_error = ours.error().message;
 
+  std::error_code ec;
+  const uintmax_t log_before = hailort_log.empty() ? 0 : std::filesystem::file_size(hailort_log, ec);
   abi::hailo_hef hef = nullptr;
   const auto st = api.create_hef_file(&hef, r.path.c_str());
   r.hailort_accepted = st == abi::HAILO_SUCCESS;
   if (!r.hailort_accepted) {
     r.hailort_status = lib.status_name(st);
+    if (!hailort_log.empty()) r.hailort_message = first_logged_error(read_from(hailort_log, ec ? 0 : log_before));
     if (ours) r.hailort_note = refusal_note(*ours);
-    else r.hailort_note = "aisrv refuses it too: " + r.aisrv_error;
+    else r.hailort_note = "refuses it too: " + r.aisrv_error;
     return r;
   }
   if (ours) {
@@ -471,6 +512,7 @@ nlohmann::json to_json(const HefReport& r) {
   j["hailort_accepted"] = r.hailort_accepted;
   if (!r.hailort_accepted) {
     j["hailort_status"] = r.hailort_status;
+    if (!r.hailort_message.empty()) j["hailort_message"] = r.hailort_message;
     if (!r.hailort_note.empty()) j["hailort_note"] = r.hailort_note;
   }
   j["aisrv_accepted"] = r.aisrv_accepted;

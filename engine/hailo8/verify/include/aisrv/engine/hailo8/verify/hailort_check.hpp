@@ -86,6 +86,7 @@ struct HefReport {
   std::string path;
   bool hailort_accepted = false;
   std::string hailort_status;  // "HAILO_HEF_NOT_SUPPORTED(92)" when it refused the file
+  std::string hailort_message; // the first error HailoRT logged while refusing it (from its hailort.log)
   std::string hailort_note;    // what our reader knows about why (e.g. a missing extension)
   bool aisrv_accepted = false;
   std::string aisrv_error;
@@ -100,10 +101,14 @@ struct HefReport {
   std::string summary_line() const;  // one line: "PATH: agrees (N facts, T transforms bit-exact)" or what differs
 };
 
-// Runs every check of one HEF. Errors only for problems of the library itself (a function missing); a HEF either
-// side refuses is a report, not an error.
+// Runs every check of one HEF; a HEF either side refuses is a report, not an error. `hailort_log`: the hailort.log
+// the library writes (HAILORT_LOGGER_PATH), read for the reason of a refusal; empty to skip that.
 HefReport check_hef(const runtime::HailortLibrary& lib, const runtime::HailortHefApi& api,
-                    const std::filesystem::path& path);
+                    const std::filesystem::path& path, const std::filesystem::path& hailort_log = {});
+
+// The message of the first "[error]" line in a piece of hailort.log ("CHECK failed - HEF file length does not
+// match"), without HailoRT's timestamp, thread, source and function fields; empty when there is none.
+std::string first_logged_error(std::string_view log);
 
 nlohmann::json to_json(const HefReport& r);
 
