@@ -209,6 +209,13 @@ bool run_model(const ModelCase& mc, const Options& opt) {
     bench::report("cpu_" + name + "_latency_median_opt_" + level, l * scale, unit, "kernels=ref", r * scale, unit,
                   r / l);
   }
+  // The LSTM operator alone (its share of the model, per-operator times of the same runs): the kernel the
+  // optimised backend is measured on for recurrent models.
+  if (m[0].types.count("UNIDIRECTIONAL_SEQUENCE_LSTM") && m[1].types.count("UNIDIRECTIONAL_SEQUENCE_LSTM")) {
+    const double lf = median(m[0].types["UNIDIRECTIONAL_SEQUENCE_LSTM"]) * 1e3;
+    const double lr = median(m[1].types["UNIDIRECTIONAL_SEQUENCE_LSTM"]) * 1e3;
+    if (lf > 0) bench::report("cpu_" + name + "_lstm_op_median", lf, "us", "kernels=ref", lr, "us", lr / lf);
+  }
   for (const TflmAnchor& a : kTflmFromExpectedMd)
     if (name == a.model_stem)
       bench::report("cpu_" + name + "_latency_median", f * scale, unit,

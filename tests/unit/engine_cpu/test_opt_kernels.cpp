@@ -623,8 +623,9 @@ void random_lstm(Rng& r, LstmCase& c) {
     gp.input_weights = reinterpret_cast<const int8_t*>(c.weights.data()) + g * state * (depth + state);
     gp.recurrent_weights = gp.input_weights + state * depth;
     gp.bias = r.chance(0.1) ? nullptr : c.bias.data() + g * state;
-    gp.input_offset = input_offset;
-    gp.recurrent_offset = hidden_offset;
+    // one input tensor feeds every gate (the same offset), but the kernel must not rely on it
+    gp.input_offset = r.chance(0.8) ? input_offset : r.uniform(-127, 128);
+    gp.recurrent_offset = r.chance(0.8) ? hidden_offset : r.uniform(-127, 128);
     gp.input_filter_offset = r.chance(0.8) ? 0 : r.uniform(-20, 20);
     gp.recurrent_filter_offset = r.chance(0.8) ? 0 : r.uniform(-20, 20);
     gp.input_multiplier = r.uniform(1 << 30, 0x7FFFFFFF);

@@ -314,23 +314,28 @@ AISRV_AVX2 inline __m256i sums8(__m256i a0, __m256i a1, __m256i a2, __m256i a3, 
 }
 
 AISRV_AVX2 void gate_row(const GateRow& g) {
-  const size_t kp = static_cast<size_t>(g.kp);
-  const __m256i multiplier = _mm256_set1_epi32(g.multiplier);
-  const __m256i shift = _mm256_set1_epi32(g.shift);
+  const size_t kp = static_cast<size_t>(g.kp), full = kp & ~size_t{15};
   const OutputRange range = output_range(0, -32768, 32767);
   for (int32_t o = 0; o < g.outputs; o += 8) {
     const int16_t* w = g.weights + static_cast<size_t>(o) * kp;
     __m256i acc[8];
     for (auto& a : acc) a = _mm256_setzero_si256();
-    for (size_t k = 0; k < kp; k += 16) {
+    for (size_t k = 0; k < full; k += 16) {
       const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.input + k));
       for (size_t r = 0; r < 8; ++r)
         acc[r] = _mm256_add_epi32(
             acc[r], _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + r * kp + k)), x));
     }
-    __m256i sum = sums8(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]);
-    if (g.bias) sum = _mm256_add_epi32(sum, load8(g.bias + o));
-    const __m256i v = requantize8(sum, multiplier, shift, range);
+    if (full < kp) {  // the last 8 columns
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(g.input + full));
+      for (size_t r = 0; r < 8; ++r) {
+        const __m128i p = _mm_madd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + r * kp + full)), x);
+        acc[r] = _mm256_add_epi32(acc[r], _mm256_inserti128_si256(_mm256_setzero_si256(), p, 0));
+      }
+    }
+    const __m256i sum = _mm256_add_epi32(sums8(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]),
+                                         load8(g.bias + o));
+    const __m256i v = requantize8(sum, load8(g.multiplier + o), load8(g.shift + o), range);
     const __m256i words = _mm256_permute4x64_epi64(_mm256_packs_epi32(v, v), 0x08);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(g.out + o), _mm256_castsi256_si128(words));
   }

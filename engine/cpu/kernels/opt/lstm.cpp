@@ -1,11 +1,14 @@
 // aisrv CPU engine, optimised kernels — UNIDIRECTIONAL_SEQUENCE_LSTM (integer), the reference kernel's step in the
-// same order with the work moved out of the loop: at prepare time each gate's input and recurrent weights become
-// int16 rows (+ filter offset) padded to 16 columns and 8 rows, the biases a padded copy, and the three activations
-// (sigmoid and tanh of the Q3.12 gates, tanh of the cell state with its scale) 65536-entry tables filled from the
-// fixed-point functions themselves — so a table lookup is the reference's value by construction. Per step and batch
-// row: the gate FCs (gate_row: dot products and vector requantization to int16), saturating adds, table lookups,
-// and the element-wise products (mul) from the kernel table. Rows are independent in the reference (each gate FC
-// and every element-wise operation works per row), so time-major input runs row by row too.
+// same order with the work moved out of the loop. At prepare time the four gates' input weights become one stack of
+// int16 rows (+ filter offset; gate g's rows at g·state), the recurrent weights another, both padded to 8 columns and
+// 8 rows; each gate's input offset is folded into its bias (sum (w+fo)(x+io) = sum (w+fo)x + io·sum (w+fo), equal in
+// wrapping int32 arithmetic), so the input and hidden rows are widened once per step with no offset; the per-row
+// multipliers and shifts are laid out beside them; and the three activations (sigmoid and tanh of the Q3.12 gates,
+// tanh of the cell state with its scale) become 65536-entry tables filled from the fixed-point functions themselves,
+// so a lookup is the reference's value by construction. Per step and batch row: two stacked gate FCs (gate_row: dot
+// products and vector requantization to int16), saturating adds and lookups, and the element-wise products (mul)
+// from the kernel table. Rows are independent in the reference (each gate FC and every element-wise operation works
+// per row), so time-major input runs row by row too.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -21,27 +24,29 @@ constexpr size_t kTable = 65536;
 
 size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 
+// Prepared block: header, input weights [rows][kx], recurrent weights [rows][kh], then six int32 arrays of `rows`
+// (input bias, recurrent bias, input multiplier, input shift, recurrent multiplier, recurrent shift), then the tables.
 struct LstmLayout {
-  size_t kx = 0, kh = 0, sp = 0;  // padded input depth, padded state depth (columns), padded state (rows)
-  size_t gate_bytes = 0;          // one gate: input weights, recurrent weights, bias
-  size_t tables_at = 0, total = 0;
+  size_t kx = 0, kh = 0, rows = 0;  // padded input depth, padded state depth, 4·state padded to 8
+  size_t recurrent_at = 0, arrays_at = 0, tables_at = 0, total = 0;
 };
 
 LstmLayout layout_of(const LstmParams& p) {
   LstmLayout l;
-  l.kx = round_up(static_cast<size_t>(p.input_dim), 16);
-  l.kh = round_up(static_cast<size_t>(p.state_dim), 16);
-  l.sp = round_up(static_cast<size_t>(p.state_dim), 8);
-  l.gate_bytes = round_up(l.sp * (l.kx + l.kh) * sizeof(int16_t) + l.sp * sizeof(int32_t), 64);
-  l.tables_at = kPreparedHeaderBytes + 4 * l.gate_bytes;
+  l.kx = round_up(static_cast<size_t>(p.input_dim), 8);
+  l.kh = round_up(static_cast<size_t>(p.state_dim), 8);
+  l.rows = round_up(4 * static_cast<size_t>(p.state_dim), 8);
+  l.recurrent_at = kPreparedHeaderBytes + round_up(l.rows * l.kx * sizeof(int16_t), 64);
+  l.arrays_at = l.recurrent_at + round_up(l.rows * l.kh * sizeof(int16_t), 64);
+  l.tables_at = l.arrays_at + round_up(6 * l.rows * sizeof(int32_t), 64);
   l.total = l.tables_at + 3 * kTable * sizeof(int16_t);
   return l;
 }
 
 bool shape_usable(const LstmParams& p) {
   if (p.input_dim <= 0 || p.state_dim <= 0 || p.batches <= 0 || p.time_steps < 0) return false;
-  const long double bytes = (static_cast<long double>(p.input_dim) + 16) * (static_cast<long double>(p.state_dim) + 16) *
-                            64;
+  const long double bytes =
+      (static_cast<long double>(p.input_dim) + 16) * (static_cast<long double>(p.state_dim) + 16) * 64;
   return bytes < kMaxKernelBytes;
 }
 
@@ -52,11 +57,8 @@ bool params_usable(const LstmParams& p) {
     if (!g.input_weights || !g.recurrent_weights) return false;
     if (!requant_usable(g.input_multiplier, g.input_shift) || !requant_usable(g.recurrent_multiplier, g.recurrent_shift))
       return false;
-    // weights + filter offset and values + offsets must fit the int16 lanes exactly (they are within [-255, 255] for
-    // every valid int8 model)
-    if (std::abs(g.input_filter_offset) > 127 || std::abs(g.recurrent_filter_offset) > 127 ||
-        std::abs(g.input_offset) > 128 || std::abs(g.recurrent_offset) > 128)
-      return false;
+    // weights + filter offset must fit the int16 lanes with room for the pairwise sums (int8 models: |w + fo| <= 255)
+    if (std::abs(g.input_filter_offset) > 128 || std::abs(g.recurrent_filter_offset) > 128) return false;
   }
   for (const auto* m : {&p.forget_cell_mul, &p.input_cell_mul, &p.output_hidden_mul})
     if (!requant_usable(m->multiplier, m->shift)) return false;
@@ -74,9 +76,9 @@ void cell_tanh_scaling(const LstmParams& p, int32_t& multiplier, int32_t& left_s
 }
 
 struct Prepared {
-  const int16_t* input_weights[4];
-  const int16_t* recurrent_weights[4];
-  const int32_t* bias[4];
+  const int16_t* input_weights;
+  const int16_t* recurrent_weights;
+  const int32_t *input_bias, *recurrent_bias, *input_multiplier, *input_shift, *recurrent_multiplier, *recurrent_shift;
   const int16_t* sigmoid;
   const int16_t* tanh;
   const int16_t* cell_tanh;
@@ -84,17 +86,35 @@ struct Prepared {
 
 Prepared view(const LstmLayout& l, const uint8_t* base) {
   Prepared v{};
-  for (size_t g = 0; g < 4; ++g) {
-    const uint8_t* at = base + kPreparedHeaderBytes + g * l.gate_bytes;
-    v.input_weights[g] = reinterpret_cast<const int16_t*>(at);
-    v.recurrent_weights[g] = v.input_weights[g] + l.sp * l.kx;
-    v.bias[g] = reinterpret_cast<const int32_t*>(v.recurrent_weights[g] + l.sp * l.kh);
-  }
+  v.input_weights = reinterpret_cast<const int16_t*>(base + kPreparedHeaderBytes);
+  v.recurrent_weights = reinterpret_cast<const int16_t*>(base + l.recurrent_at);
+  const auto* arrays = reinterpret_cast<const int32_t*>(base + l.arrays_at);
+  v.input_bias = arrays;
+  v.recurrent_bias = arrays + l.rows;
+  v.input_multiplier = arrays + 2 * l.rows;
+  v.input_shift = arrays + 3 * l.rows;
+  v.recurrent_multiplier = arrays + 4 * l.rows;
+  v.recurrent_shift = arrays + 5 * l.rows;
   const auto* tables = reinterpret_cast<const int16_t*>(base + l.tables_at);
   v.sigmoid = tables;
   v.tanh = tables + kTable;
   v.cell_tanh = tables + 2 * kTable;
   return v;
+}
+
+// Rows of one FC, stacked by gate: (w + fo) as int16, and the bias with the input offset folded in.
+void stack_weights(const int8_t* weights, size_t depth, size_t padded, int32_t filter_offset, int32_t input_offset,
+                   const int32_t* bias, size_t first_row, size_t state, int16_t* out, int32_t* bias_out) {
+  for (size_t o = 0; o < state; ++o) {
+    int64_t sum = 0;
+    for (size_t k = 0; k < depth; ++k) {
+      const int32_t w = weights[o * depth + k] + filter_offset;
+      out[(first_row + o) * padded + k] = static_cast<int16_t>(w);
+      sum += w;
+    }
+    const int64_t folded = int64_t{bias ? bias[o] : 0} + int64_t{input_offset} * sum;
+    bias_out[first_row + o] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(folded)));
+  }
 }
 
 inline int16_t sat_add(int16_t a, int16_t b) {
@@ -113,8 +133,8 @@ size_t lstm_prepared_bytes(const LstmParams& p) {
 size_t lstm_scratch_bytes(const LstmParams& p) {
   if (!shape_usable(p)) return 0;
   const LstmLayout l = layout_of(p);
-  // widened input and hidden rows, four gate buffers and one temporary (sp each)
-  return (l.kx + l.kh + 5 * l.sp) * sizeof(int16_t);
+  // widened input and hidden rows, the stacked gates (input FC, recurrent FC) and one temporary of state + 8
+  return (l.kx + l.kh + 2 * l.rows + static_cast<size_t>(p.state_dim) + 8) * sizeof(int16_t);
 }
 
 void lstm_prepare(const LstmParams& p, std::span<uint8_t> prepared) {
@@ -128,18 +148,20 @@ void lstm_prepare(const LstmParams& p, std::span<uint8_t> prepared) {
   }
   const LstmLayout l = layout_of(p);
   const size_t state = static_cast<size_t>(p.state_dim), depth = static_cast<size_t>(p.input_dim);
+  auto* w_in = reinterpret_cast<int16_t*>(prepared.data() + kPreparedHeaderBytes);
+  auto* w_rec = reinterpret_cast<int16_t*>(prepared.data() + l.recurrent_at);
+  auto* arrays = reinterpret_cast<int32_t*>(prepared.data() + l.arrays_at);
   for (size_t g = 0; g < 4; ++g) {
     const LstmGateParams& gp = p.gates[g];
-    uint8_t* at = prepared.data() + kPreparedHeaderBytes + g * l.gate_bytes;
-    auto* w_in = reinterpret_cast<int16_t*>(at);
-    auto* w_rec = w_in + l.sp * l.kx;
-    auto* bias = reinterpret_cast<int32_t*>(w_rec + l.sp * l.kh);
-    for (size_t o = 0; o < state; ++o) {
-      for (size_t k = 0; k < depth; ++k)
-        w_in[o * l.kx + k] = static_cast<int16_t>(gp.input_weights[o * depth + k] + gp.input_filter_offset);
-      for (size_t k = 0; k < state; ++k)
-        w_rec[o * l.kh + k] = static_cast<int16_t>(gp.recurrent_weights[o * state + k] + gp.recurrent_filter_offset);
-      bias[o] = gp.bias ? gp.bias[o] : 0;
+    stack_weights(gp.input_weights, depth, l.kx, gp.input_filter_offset, gp.input_offset, gp.bias, g * state, state,
+                  w_in, arrays);
+    stack_weights(gp.recurrent_weights, state, l.kh, gp.recurrent_filter_offset, gp.recurrent_offset, nullptr,
+                  g * state, state, w_rec, arrays + l.rows);
+    for (size_t o = g * state; o < (g + 1) * state; ++o) {
+      arrays[2 * l.rows + o] = gp.input_multiplier;
+      arrays[3 * l.rows + o] = gp.input_shift;
+      arrays[4 * l.rows + o] = gp.recurrent_multiplier;
+      arrays[5 * l.rows + o] = gp.recurrent_shift;
     }
   }
   auto* tables = reinterpret_cast<int16_t*>(prepared.data() + l.tables_at);
@@ -166,34 +188,33 @@ bool lstm_run(const LstmParams& p, const OptKernels& k) {
 
   auto* x16 = reinterpret_cast<int16_t*>(p.scratch.data());
   int16_t* h16 = x16 + l.kx;
-  int16_t* gates[4];
-  for (size_t g = 0; g < 4; ++g) gates[g] = h16 + l.kh + g * l.sp;
-  int16_t* temp = gates[3] + l.sp;
+  int16_t* gates = h16 + l.kh;          // rows: the stacked pre-activations, then the gates
+  int16_t* recurrent = gates + l.rows;  // rows: the recurrent FC
+  int16_t* temp = recurrent + l.rows;
   std::fill(x16, x16 + l.kx + l.kh, int16_t{0});  // the padding columns stay zero
 
   const size_t state = static_cast<size_t>(p.state_dim), depth = static_cast<size_t>(p.input_dim);
+  const auto n = static_cast<int64_t>(state);
+  const int16_t* input_gate = gates + static_cast<size_t>(LstmGate::input) * state;
+  const int16_t* forget_gate = gates + static_cast<size_t>(LstmGate::forget) * state;
+  const int16_t* cell_gate = gates + static_cast<size_t>(LstmGate::cell) * state;
+  const int16_t* output_gate = gates + static_cast<size_t>(LstmGate::output) * state;
+  const auto rows = static_cast<int32_t>(l.rows);
   auto step = [&](const int8_t* input, int8_t* hidden, int16_t* cell, int8_t* output) {
-    // gate pre-activations from the old hidden state, then the activations (sigmoid; tanh for the cell gate)
-    for (size_t g = 0; g < 4; ++g) {
-      const LstmGateParams& gp = p.gates[g];
-      k.widen[0](reinterpret_cast<const uint8_t*>(input), x16, depth, gp.input_offset);
-      k.gate_row(GateRow{x16, w.input_weights[g], static_cast<int32_t>(l.kx), static_cast<int32_t>(l.sp), w.bias[g],
-                         gp.input_multiplier, gp.input_shift, gates[g]});
-      k.widen[0](reinterpret_cast<const uint8_t*>(hidden), h16, state, gp.recurrent_offset);
-      k.gate_row(GateRow{h16, w.recurrent_weights[g], static_cast<int32_t>(l.kh), static_cast<int32_t>(l.sp), nullptr,
-                         gp.recurrent_multiplier, gp.recurrent_shift, temp});
-      const int16_t* table = g == static_cast<size_t>(LstmGate::cell) ? w.tanh : w.sigmoid;
-      int16_t* out = gates[g];
-      for (size_t i = 0; i < state; ++i) out[i] = lookup(table, sat_add(out[i], temp[i]));
-    }
-    const int16_t* input_gate = gates[static_cast<size_t>(LstmGate::input)];
-    const int16_t* forget_gate = gates[static_cast<size_t>(LstmGate::forget)];
-    const int16_t* cell_gate = gates[static_cast<size_t>(LstmGate::cell)];
-    const int16_t* output_gate = gates[static_cast<size_t>(LstmGate::output)];
-    const auto n = static_cast<int64_t>(state);
+    // the four gates' pre-activations from the old hidden state, then sigmoid (tanh for the cell gate)
+    k.widen[0](reinterpret_cast<const uint8_t*>(input), x16, depth, 0);
+    k.widen[0](reinterpret_cast<const uint8_t*>(hidden), h16, state, 0);
+    k.gate_row(GateRow{x16, w.input_weights, static_cast<int32_t>(l.kx), rows, w.input_bias, w.input_multiplier,
+                       w.input_shift, gates});
+    k.gate_row(GateRow{h16, w.recurrent_weights, static_cast<int32_t>(l.kh), rows, w.recurrent_bias,
+                       w.recurrent_multiplier, w.recurrent_shift, recurrent});
+    for (size_t i = 0; i < 2 * state; ++i) gates[i] = lookup(w.sigmoid, sat_add(gates[i], recurrent[i]));
+    for (size_t i = 2 * state; i < 3 * state; ++i) gates[i] = lookup(w.tanh, sat_add(gates[i], recurrent[i]));
+    for (size_t i = 3 * state; i < 4 * state; ++i) gates[i] = lookup(w.sigmoid, sat_add(gates[i], recurrent[i]));
     // cell = forget * cell + input * cell_gate (saturating), optionally clipped
     const auto& fm = p.forget_cell_mul;
-    k.mul(MulSpan{forget_gate, cell, n, fm.multiplier, fm.shift, fm.output_offset, fm.act_min, fm.act_max, cell, nullptr});
+    k.mul(MulSpan{forget_gate, cell, n, fm.multiplier, fm.shift, fm.output_offset, fm.act_min, fm.act_max, cell,
+                  nullptr});
     const auto& im = p.input_cell_mul;
     k.mul(MulSpan{input_gate, cell_gate, n, im.multiplier, im.shift, im.output_offset, im.act_min, im.act_max, temp,
                   nullptr});

@@ -298,13 +298,10 @@ void widen(const uint8_t* src, int16_t* dst, size_t count, int32_t offset) {
 
 void gate_row(const GateRow& g) {
   const size_t kp = static_cast<size_t>(g.kp);
-  const int32x4_t zero = vdupq_n_s32(0);
-  const Requant q{vdupq_n_s32(g.multiplier), vmaxq_s32(vdupq_n_s32(g.shift), zero),
-                  vminq_s32(vdupq_n_s32(g.shift), zero)};
   const OutputRange range = output_range(0, -32768, 32767);
   for (int32_t o = 0; o < g.outputs; o += 4) {
     const int16_t* w = g.weights + static_cast<size_t>(o) * kp;
-    int32x4_t acc0 = zero, acc1 = zero, acc2 = zero, acc3 = zero;
+    int32x4_t acc0 = vdupq_n_s32(0), acc1 = acc0, acc2 = acc0, acc3 = acc0;
     for (size_t k = 0; k < kp; k += 8) {
       const int16x8_t x = vld1q_s16(g.input + k);
       int16x8_t v = vld1q_s16(w + k);
@@ -316,9 +313,8 @@ void gate_row(const GateRow& g) {
       v = vld1q_s16(w + 3 * kp + k);
       acc3 = vmlal_high_s16(vmlal_s16(acc3, vget_low_s16(v), vget_low_s16(x)), v, x);
     }
-    int32x4_t sum = vpaddq_s32(vpaddq_s32(acc0, acc1), vpaddq_s32(acc2, acc3));
-    if (g.bias) sum = vaddq_s32(sum, vld1q_s32(g.bias + o));
-    vst1_s16(g.out + o, vmovn_s32(requantize4(sum, q, range)));
+    const int32x4_t sum = vaddq_s32(vpaddq_s32(vpaddq_s32(acc0, acc1), vpaddq_s32(acc2, acc3)), vld1q_s32(g.bias + o));
+    vst1_s16(g.out + o, vmovn_s32(requantize4(sum, requant_of(g.multiplier + o, g.shift + o), range)));
   }
 }
 

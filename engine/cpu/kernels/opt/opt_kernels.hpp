@@ -93,16 +93,17 @@ struct AddSpan {
   int32_t act_min = 0, act_max = 0;
 };
 
-// LSTM gate FC for one batch row (UNIDIRECTIONAL_SEQUENCE_LSTM): out[o] = requantize(sum_k weights[o][k] * input[k]
-// + bias[o], multiplier, shift) clamped to int16 (Q3.12 pre-activations), for o < outputs. Inputs and weights are
-// int16 with their offsets added and zero padding, so no tail handling is needed.
+// LSTM gate FCs for one batch row (UNIDIRECTIONAL_SEQUENCE_LSTM), all four gates stacked: out[o] =
+// requantize(sum_k weights[o][k] * input[k] + bias[o], multiplier[o], shift[o]) clamped to int16 (Q3.12
+// pre-activations), for o < outputs. Inputs and weights are int16 with zero padding, so no tail handling is needed.
 struct GateRow {
-  const int16_t* input = nullptr;    // kp values (+ input offset), zero from the real depth on
-  const int16_t* weights = nullptr;  // [outputs][kp] (+ filter offset), zero padded
-  int32_t kp = 0;                    // multiple of 16
+  const int16_t* input = nullptr;    // kp values, zero from the real depth on
+  const int16_t* weights = nullptr;  // [outputs][kp], zero padded
+  int32_t kp = 0;                    // multiple of 8
   int32_t outputs = 0;               // multiple of 8
-  const int32_t* bias = nullptr;     // outputs entries, or null
-  int32_t multiplier = 0, shift = 0;
+  const int32_t* bias = nullptr;     // outputs entries each
+  const int32_t* multiplier = nullptr;
+  const int32_t* shift = nullptr;
   int16_t* out = nullptr;            // outputs entries
 };
 

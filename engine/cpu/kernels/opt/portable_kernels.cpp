@@ -74,9 +74,8 @@ void widen(const uint8_t* src, int16_t* dst, size_t count, int32_t offset) {
 
 void gate_row(const GateRow& g) {
   for (int32_t o = 0; o < g.outputs; ++o) {
-    int32_t acc = dot(g.input, g.weights + static_cast<size_t>(o) * static_cast<size_t>(g.kp), g.kp);
-    if (g.bias) acc += g.bias[o];
-    g.out[o] = static_cast<int16_t>(fp::requantize(acc, g.multiplier, g.shift, 0, -32768, 32767));
+    const int32_t acc = g.bias[o] + dot(g.input, g.weights + static_cast<size_t>(o) * static_cast<size_t>(g.kp), g.kp);
+    g.out[o] = static_cast<int16_t>(fp::requantize(acc, g.multiplier[o], g.shift[o], 0, -32768, 32767));
   }
 }
 
