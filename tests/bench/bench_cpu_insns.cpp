@@ -4,7 +4,7 @@
 // of the first inference is compared with the expected bytes (a kernel set that computes something else has no
 // figure worth printing).
 //
-//   bench_cpu_insns --model PATH --input PATH [--expected PATH] --kernels ref|portable|neon|avx2 [--runs N]
+//   bench_cpu_insns --model PATH --input PATH [--expected PATH] --kernels ref|portable|neon|neon_dot|avx2 [--runs N]
 //                   [--per-op]
 // --per-op: after the inferences, runs every operator once more on its own, bracketed by the plugin's marker system
 // call (0x7A15, argument = operator index), and prints "op INDEX TYPE" for each, so that the plugin's "mark" lines
@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: bench_cpu_insns --model PATH --input PATH [--expected PATH] --kernels "
-                   "ref|portable|neon|avx2 [--runs N]\n");
+                   "ref|portable|neon|neon_dot|avx2 [--runs N]\n");
       return 2;
     }
   }

@@ -18,6 +18,11 @@
 #include "aisrv/engine/cpu/optimized_backend.hpp"
 #include "optimized_backend.hpp"
 
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
 using namespace aisrv::engine::cpu;
 
 namespace {
@@ -465,11 +470,14 @@ TEST_CASE("the optimised kernels read their prepared data (a poisoned block chan
       }
     };
   };
+  // GemmLayout::dot (neon_dot, int8): the weight bytes, depth padded to 16, then the biases.
+  const size_t conv_dot_bias_at = opt::kPreparedHeaderBytes + (conv_depth + 15) / 16 * 16 * 16;
   for (SimdLevel level : levels()) {
     INFO("level " << simd_level_name(level));
     const auto b = make_optimized_kernel_backend(level);
+    const bool dot = level == SimdLevel::neon_dot && c.p.dtype == DType::int8;
     CHECK(run(*b, c.p, c.out_bytes) == want);
-    CHECK(run(*b, c.p, c.out_bytes, nullptr, poison_bias(conv_bias_at, 16)) != want);
+    CHECK(run(*b, c.p, c.out_bytes, nullptr, poison_bias(dot ? conv_dot_bias_at : conv_bias_at, 16)) != want);
     CHECK(run(*b, d.p, d.out_bytes) == want_d);
     CHECK(run(*b, d.p, d.out_bytes, nullptr, poison_bias(dw_bias_at, dw_channels)) != want_d);
   }
@@ -881,16 +889,20 @@ TEST_CASE("the SIMD level: detection, names, and a request above the processor's
   CHECK(simd_level_name(SimdLevel::portable) == "portable");
   CHECK(simd_level_name(SimdLevel::avx2) == "avx2");
   CHECK(simd_level_name(SimdLevel::neon) == "neon");
+  CHECK(simd_level_name(SimdLevel::neon_dot) == "neon_dot");
   const auto available = available_simd_levels();
   REQUIRE(!available.empty());
   CHECK(available.front() == SimdLevel::portable);
   CHECK(available.back() == detect_simd_level());
 #if defined(__aarch64__)
-  CHECK(detect_simd_level() == SimdLevel::neon);
+  // the dot-product level exactly where the kernel reports it (qemu -cpu max: yes; -cpu cortex-a53: no)
+  const bool dot = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  CHECK(detect_simd_level() == (dot ? SimdLevel::neon_dot : SimdLevel::neon));
+  CHECK(make_optimized_kernel_backend(SimdLevel::neon)->description() == "opt (neon)");
   // a level of another architecture is never run: it lands on the best level here below it
   CHECK(make_optimized_kernel_backend(SimdLevel::avx2)->description() == "opt (portable)");
 #endif
-  const auto best = make_optimized_kernel_backend(SimdLevel::neon);  // the highest level of any architecture
+  const auto best = make_optimized_kernel_backend(SimdLevel::neon_dot);  // the highest level of any architecture
   CHECK(best->name() == "opt");
   CHECK(best->description() == "opt (" + std::string(simd_level_name(detect_simd_level())) + ")");
   CHECK(make_optimized_kernel_backend(SimdLevel::portable)->description() == "opt (portable)");

@@ -2,7 +2,9 @@
 // (columns) over the depth K = filter_h * filter_w * group input channels.
 //   prepare: weights + filter offset packed once into int16 blocks of 16 channels in the layout of the level's GEMM
 //            block (AVX2: [K/2][16][2], pairs of depth entries; NEON: [K][16]; portable: [16][K], one row per
-//            channel), with per-channel bias / multiplier / shift padded to 16;
+//            channel), with per-channel bias / multiplier / shift padded to 16; with the dot-product level, int8
+//            convolutions keep their weight bytes ([K16/4][16][4]) and fold the input offset into the bias, and
+//            their im2col rows are the input bytes themselves (the zero point for padding taps);
 //   invoke:  tiles of output pixels; each tile's im2col rows (input + input offset as int16, zero for padding taps,
 //            depth padded to even) are built in scratch, then 6 x 16 GEMM blocks (opt_kernels.hpp) accumulate,
 //            requantize and store. With a worker pool, the parts are (group, tile, range of channel blocks), each
@@ -27,9 +29,11 @@ constexpr size_t kMaxTileRows = 1024;
 size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 
 struct ConvPlan {
+  bool dot = false;                    // GemmLayout::dot: int8 im2col and weights, depth padded to 16
+  size_t element = sizeof(int16_t);    // bytes per im2col / weight element
   size_t participants = 1;             // threads of the backend's pool, each with a scratch tile
   int32_t groups = 1, group_in = 0, group_out = 0;
-  size_t depth = 0, depth_padded = 0;  // K, Kp (even)
+  size_t depth = 0, depth_padded = 0;  // K, Kp (even; a multiple of 16 for dot)
   size_t blocks = 0;                   // 16-channel blocks per group
   size_t pixels = 0;                   // output pixels over all batches
   size_t tile_rows = 0;                // multiple of kGemmRows
@@ -39,27 +43,29 @@ struct ConvPlan {
   size_t block_bytes = 0;              // packed weights + bias + multiplier + shift of one block
   bool fits = false;                   // sizes are sane (a hostile shape runs the reference kernel instead)
 
-  size_t weights_bytes() const { return depth_padded * kGemmCols * sizeof(int16_t); }
+  size_t weights_bytes() const { return depth_padded * kGemmCols * element; }
   size_t prepared_bytes() const {
     return fits ? kPreparedHeaderBytes + static_cast<size_t>(groups) * blocks * block_bytes : 0;
   }
-  size_t tile_bytes() const { return round_up(tile_rows * depth_padded * sizeof(int16_t), 64); }
+  size_t tile_bytes() const { return round_up(tile_rows * depth_padded * element, 64); }
   size_t scratch_bytes() const { return fits ? participants * tile_bytes() : 0; }
 };
 
-ConvPlan plan_conv(const Conv2DParams& p, size_t participants) {
+ConvPlan plan_conv(const Conv2DParams& p, size_t participants, GemmLayout layout) {
   ConvPlan c;
+  c.dot = layout == GemmLayout::dot;
+  c.element = c.dot ? 1 : sizeof(int16_t);
   c.participants = std::max<size_t>(participants, 1);
   const Dims4 &is = p.input_shape, &fs = p.filter_shape, &os = p.output_shape;
   c.groups = std::max(1, fs.c > 0 ? is.c / fs.c : 1);
   c.group_in = fs.c;
   c.group_out = os.c / c.groups;
   c.depth = static_cast<size_t>(fs.h) * static_cast<size_t>(fs.w) * static_cast<size_t>(fs.c);
-  c.depth_padded = round_up(std::max<size_t>(c.depth, 1), 2);
+  c.depth_padded = round_up(std::max<size_t>(c.depth, 1), c.dot ? 16 : 2);
   c.blocks = (static_cast<size_t>(c.group_out) + kGemmCols - 1) / kGemmCols;
   c.pixels = static_cast<size_t>(os.n) * static_cast<size_t>(os.h) * static_cast<size_t>(os.w);
   // Rows per tile: a multiple of kGemmRows (the last GEMM block of a tile may hold zero rows), >= kGemmRows.
-  const size_t fit = kTileBytes / (c.depth_padded * sizeof(int16_t));
+  const size_t fit = kTileBytes / (c.depth_padded * c.element);
   c.tile_rows = std::min({fit, kMaxTileRows, round_up(std::max<size_t>(c.pixels, 1), kGemmRows)});
   if (c.participants > 1)  // enough tiles for every participant: at least 4 each where the layer allows
     c.tile_rows = std::min(c.tile_rows, round_up((c.pixels + 4 * c.participants - 1) / (4 * c.participants), kGemmRows));
@@ -73,9 +79,41 @@ ConvPlan plan_conv(const Conv2DParams& p, size_t participants) {
   c.chunks = std::max<size_t>((c.blocks + c.per_chunk - 1) / c.per_chunk, 1);
   c.block_bytes = c.weights_bytes() + 3 * kGemmCols * sizeof(int32_t);
   const long double prepared = static_cast<long double>(c.groups) * c.blocks * c.block_bytes;
-  const long double scratch = static_cast<long double>(c.tile_rows) * c.depth_padded * sizeof(int16_t);
+  const long double scratch = static_cast<long double>(c.tile_rows) * c.depth_padded * c.element;
   c.fits = c.groups >= 1 && c.group_out >= 1 && prepared < kMaxKernelBytes && scratch < kMaxKernelBytes;
   return c;
+}
+
+// GemmLayout::dot (int8, filter offset 0): the weight bytes as they are, [Kp16/4][16][4]; bias + input offset times
+// the sum of the channel's weights (wrapping, like every int32 sum here: the result is the reference's value).
+void pack_dot(const Conv2DParams& p, const ConvPlan& c, std::span<uint8_t> prepared) {
+  const auto* filter = static_cast<const int8_t*>(p.filter);
+  uint8_t* base = prepared.data() + kPreparedHeaderBytes;
+  for (int32_t g = 0; g < c.groups; ++g) {
+    for (size_t nb = 0; nb < c.blocks; ++nb) {
+      uint8_t* block = base + (static_cast<size_t>(g) * c.blocks + nb) * c.block_bytes;
+      auto* w = reinterpret_cast<int8_t*>(block);
+      auto* bias = reinterpret_cast<int32_t*>(block + c.weights_bytes());
+      int32_t* multiplier = bias + kGemmCols;
+      int32_t* shift = multiplier + kGemmCols;
+      for (int j = 0; j < kGemmCols; ++j) {
+        const size_t local = nb * kGemmCols + static_cast<size_t>(j);
+        const bool valid = local < static_cast<size_t>(c.group_out);
+        const size_t oc = static_cast<size_t>(g) * static_cast<size_t>(c.group_out) + local;
+        const int8_t* row = filter + oc * c.depth;
+        int64_t sum = 0;
+        for (size_t k = 0; k < c.depth_padded; ++k) {
+          const int8_t v = valid && k < c.depth ? row[k] : int8_t{0};
+          w[(k / 4 * kGemmCols + static_cast<size_t>(j)) * 4 + k % 4] = v;
+          sum += v;
+        }
+        const int64_t folded = int64_t{valid && p.bias ? p.bias[oc] : 0} + int64_t{p.input_offset} * sum;
+        bias[j] = valid ? static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(folded))) : 0;
+        multiplier[j] = valid ? p.output_multiplier[oc] : 0;
+        shift[j] = valid ? p.output_shift[oc] : 0;
+      }
+    }
+  }
 }
 
 template <typename T>
@@ -160,6 +198,55 @@ void im2col(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, int32
   }
 }
 
+// im2col rows [m0, m0 + rows) of group g for GemmLayout::dot: the input bytes as they are, the input's zero point
+// (-input_offset, so that the tap adds 0 like the reference's skipped tap) for padding taps, 0 in the depth padding.
+void im2col_bytes(const Conv2DParams& p, const ConvPlan& c, int32_t g, size_t m0, size_t rows, int8_t* tile) {
+  const auto* input = static_cast<const int8_t*>(p.input);
+  const Dims4 &is = p.input_shape, &fs = p.filter_shape, &os = p.output_shape;
+  const size_t cin = static_cast<size_t>(c.group_in);
+  const size_t pixel_stride = static_cast<size_t>(is.c);
+  const size_t channel0 = static_cast<size_t>(g) * cin;
+  const size_t per_image = static_cast<size_t>(os.h) * static_cast<size_t>(os.w);
+  const auto zero_point = static_cast<int8_t>(-p.input_offset);
+  // Whole tile in one copy: 1x1, stride 1, one group, no padding, depth a multiple of 16.
+  if (fs.h == 1 && fs.w == 1 && p.stride_h == 1 && p.stride_w == 1 && c.groups == 1 && c.depth_padded == c.depth &&
+      p.padding.top == 0 && p.padding.left == 0 && os.h == is.h && os.w == is.w) {
+    std::memcpy(tile, input + m0 * pixel_stride, rows * c.depth);
+    return;
+  }
+  for (size_t i = 0; i < rows; ++i) {
+    const size_t m = m0 + i;
+    const size_t b = m / per_image, r = m % per_image;
+    const auto oy = static_cast<int32_t>(r / static_cast<size_t>(os.w));
+    const auto ox = static_cast<int32_t>(r % static_cast<size_t>(os.w));
+    int8_t* dst = tile + i * c.depth_padded;
+    const int32_t iy0 = oy * p.stride_h - p.padding.top, ix0 = ox * p.stride_w - p.padding.left;
+    const bool row_contiguous = p.dilation_w == 1 && c.groups == 1 && ix0 >= 0 && ix0 + fs.w <= is.w;
+    for (int32_t fy = 0; fy < fs.h; ++fy) {
+      const int32_t iy = iy0 + fy * p.dilation_h;
+      const size_t row_len = static_cast<size_t>(fs.w) * cin;
+      if (iy < 0 || iy >= is.h) {
+        std::memset(dst, zero_point, row_len);
+        dst += row_len;
+        continue;
+      }
+      const int8_t* in_row = input + ((b * static_cast<size_t>(is.h) + static_cast<size_t>(iy)) *
+                                      static_cast<size_t>(is.w)) * pixel_stride;
+      if (row_contiguous) {
+        std::memcpy(dst, in_row + static_cast<size_t>(ix0) * pixel_stride, row_len);
+        dst += row_len;
+        continue;
+      }
+      for (int32_t fx = 0; fx < fs.w; ++fx, dst += cin) {
+        const int32_t ix = ix0 + fx * p.dilation_w;
+        if (ix < 0 || ix >= is.w) std::memset(dst, zero_point, cin);
+        else std::memcpy(dst, in_row + static_cast<size_t>(ix) * pixel_stride + channel0, cin);
+      }
+    }
+    std::memset(dst, 0, c.depth_padded - c.depth);
+  }
+}
+
 template <typename T>
 void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, WorkerPool& pool) {
   constexpr int u = std::is_unsigned_v<T> ? 1 : 0;
@@ -171,7 +258,9 @@ void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, WorkerPo
   pool.run(parts, [&](size_t part, size_t participant) {
     const size_t chunk = part % c.chunks, tile_index = part / c.chunks % c.tiles;
     const auto g = static_cast<int32_t>(part / c.chunks / c.tiles);
-    auto* tile = reinterpret_cast<int16_t*>(p.scratch.data() + participant * c.tile_bytes());
+    uint8_t* tile_bytes = p.scratch.data() + participant * c.tile_bytes();
+    auto* tile = reinterpret_cast<int16_t*>(tile_bytes);
+    auto* tile8 = reinterpret_cast<int8_t*>(tile_bytes);
     GemmBlock gb;
     gb.a_stride = c.depth_padded;
     gb.pairs = static_cast<int32_t>(c.depth_padded / 2);
@@ -182,12 +271,14 @@ void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, WorkerPo
     const size_t m0 = tile_index * c.tile_rows;
     const size_t rows = std::min(c.tile_rows, c.pixels - m0);
     const size_t padded_rows = round_up(rows, kGemmRows);
-    im2col<T>(p, c, k, g, m0, rows, tile);
-    std::memset(tile + rows * c.depth_padded, 0, (padded_rows - rows) * c.depth_padded * sizeof(int16_t));
+    if (c.dot) im2col_bytes(p, c, g, m0, rows, tile8);
+    else im2col<T>(p, c, k, g, m0, rows, tile);
+    std::memset(tile_bytes + rows * c.depth_padded * c.element, 0, (padded_rows - rows) * c.depth_padded * c.element);
     const size_t nb_end = std::min(c.blocks, (chunk + 1) * c.per_chunk);
     for (size_t nb = chunk * c.per_chunk; nb < nb_end; ++nb) {
       const uint8_t* block = base + (static_cast<size_t>(g) * c.blocks + nb) * c.block_bytes;
       gb.b = reinterpret_cast<const int16_t*>(block);
+      gb.b8 = reinterpret_cast<const int8_t*>(block);
       gb.bias = reinterpret_cast<const int32_t*>(block + c.weights_bytes());
       gb.multiplier = gb.bias + kGemmCols;
       gb.shift = gb.multiplier + kGemmCols;
@@ -195,9 +286,11 @@ void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, WorkerPo
       gb.cols = static_cast<int32_t>(std::min<size_t>(kGemmCols, static_cast<size_t>(c.group_out) - nb * kGemmCols));
       for (size_t r0 = 0; r0 < padded_rows; r0 += kGemmRows) {
         gb.a = tile + r0 * c.depth_padded;
+        gb.a8 = tile8 + r0 * c.depth_padded;
         gb.out = output + (m0 + r0) * out_c + col0;
         gb.rows = static_cast<int32_t>(std::min<size_t>(kGemmRows, rows - r0));
-        k.gemm[u](gb);
+        if (c.dot) k.gemm_dot(gb);
+        else k.gemm[u](gb);
       }
     }
   }, macs);
@@ -205,13 +298,22 @@ void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, WorkerPo
 
 }  // namespace
 
-size_t conv2d_scratch_bytes(const Conv2DParams& p, size_t participants) {
-  return plan_conv(p, participants).scratch_bytes();
+GemmLayout conv2d_layout(const Conv2DParams& p, const OptKernels& k) {
+  return k.gemm_dot && p.dtype == DType::int8 && p.filter_offset == 0 && p.input_offset >= -127 &&
+                 p.input_offset <= 128
+             ? GemmLayout::dot
+             : k.gemm_layout;
 }
-size_t conv2d_prepared_bytes(const Conv2DParams& p) { return plan_conv(p, 1).prepared_bytes(); }
+
+size_t conv2d_scratch_bytes(const Conv2DParams& p, size_t participants, GemmLayout layout) {
+  return plan_conv(p, participants, layout).scratch_bytes();
+}
+size_t conv2d_prepared_bytes(const Conv2DParams& p, GemmLayout layout) {
+  return plan_conv(p, 1, layout).prepared_bytes();
+}
 
 void conv2d_prepare(const Conv2DParams& p, GemmLayout layout, std::span<uint8_t> prepared) {
-  const ConvPlan c = plan_conv(p, 1);
+  const ConvPlan c = plan_conv(p, 1, layout);
   if (!c.fits || prepared.size() < c.prepared_bytes()) return;
   PreparedHeader h;
   h.magic = kPreparedMagic;
@@ -222,7 +324,8 @@ void conv2d_prepare(const Conv2DParams& p, GemmLayout layout, std::span<uint8_t>
                  ? 1
                  : 0;
   if (h.usable) {
-    if (p.dtype == DType::int8) pack<int8_t>(p, c, layout, prepared);
+    if (layout == GemmLayout::dot) pack_dot(p, c, prepared);
+    else if (p.dtype == DType::int8) pack<int8_t>(p, c, layout, prepared);
     else pack<uint8_t>(p, c, layout, prepared);
   }
   std::memcpy(prepared.data(), &h, sizeof h);
@@ -231,11 +334,11 @@ void conv2d_prepare(const Conv2DParams& p, GemmLayout layout, std::span<uint8_t>
 }  // namespace opt
 
 void OptimizedKernelBackend::conv2d(const Conv2DParams& p) {
-  const opt::ConvPlan c = opt::plan_conv(p, pool_.size());
+  const opt::GemmLayout layout = opt::conv2d_layout(p, kernels_);
+  const opt::ConvPlan c = opt::plan_conv(p, pool_.size(), layout);
   opt::PreparedHeader h;
   if (c.fits && p.prepared.size() >= c.prepared_bytes()) std::memcpy(&h, p.prepared.data(), sizeof h);
-  if (!c.fits || h.magic != opt::kPreparedMagic || !h.usable ||
-      h.layout != static_cast<uint32_t>(kernels_.gemm_layout) ||
+  if (!c.fits || h.magic != opt::kPreparedMagic || !h.usable || h.layout != static_cast<uint32_t>(layout) ||
       p.scratch.size() < c.scratch_bytes() || c.pixels == 0) {
     ReferenceKernelBackend::conv2d(p);
     return;

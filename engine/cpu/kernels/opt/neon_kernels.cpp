@@ -1,5 +1,6 @@
 // aisrv CPU engine, optimised kernels — the NEON level (aarch64, ARMv8.0 Advanced SIMD, which every aarch64
-// processor has). Compiled only for aarch64; elsewhere fill_neon_kernels does nothing.
+// processor has) and, for int8 CONV_2D, the neon_dot level's SDOT GEMM (ARMv8.2 dot product; only that function is
+// compiled for armv8.2-a+dotprod). Compiled only for aarch64; elsewhere the fill functions do nothing.
 //
 // Multiply-accumulate: int16 x int16 -> int32 with SMLAL / SMLAL2, by vector or by element — exact, since every
 // operand is a value plus an offset within [-255, 255].
@@ -340,7 +341,65 @@ void mul(const MulSpan& m) {
   }
 }
 
+// ---- CONV_2D with the ARMv8.2 dot product: 6 x 16 GEMM block, int8, weights in GemmLayout::dot ----------------
+// ([Kp16/4][16][4]). Two passes of 6 rows x 8 channels (12 accumulators): per 16 depth entries each row's 16 input
+// bytes are loaded once and SDOT by element multiplies four of them (lane q) with four depth entries of 4 channels
+// (one weight vector), summing 4 products into each int32 lane — 16 MACs per instruction. Products of int8 values
+// are exact in the 32-bit lanes; the sums wrap like every int32 sum here. Compiled for armv8.2-a+dotprod, called only when
+// the kernel reports HWCAP_ASIMDDP.
+
+#define AISRV_DOT_STEP(Q)                                                \
+  {                                                                      \
+    const int8x16_t bl = vld1q_s8(bp + (k / 4 + (Q)) * 64);              \
+    const int8x16_t bh = vld1q_s8(bp + (k / 4 + (Q)) * 64 + 16);         \
+    c0l = vdotq_laneq_s32(c0l, bl, a0, Q);                               \
+    c0h = vdotq_laneq_s32(c0h, bh, a0, Q);                               \
+    c1l = vdotq_laneq_s32(c1l, bl, a1, Q);                               \
+    c1h = vdotq_laneq_s32(c1h, bh, a1, Q);                               \
+    c2l = vdotq_laneq_s32(c2l, bl, a2, Q);                               \
+    c2h = vdotq_laneq_s32(c2h, bh, a2, Q);                               \
+    c3l = vdotq_laneq_s32(c3l, bl, a3, Q);                               \
+    c3h = vdotq_laneq_s32(c3h, bh, a3, Q);                               \
+    c4l = vdotq_laneq_s32(c4l, bl, a4, Q);                               \
+    c4h = vdotq_laneq_s32(c4h, bh, a4, Q);                               \
+    c5l = vdotq_laneq_s32(c5l, bl, a5, Q);                               \
+    c5h = vdotq_laneq_s32(c5h, bh, a5, Q);                               \
+  }
+
+__attribute__((target("arch=armv8.2-a+dotprod"))) void gemm_dot(const GemmBlock& g) {
+  const size_t depth = 2 * static_cast<size_t>(g.pairs);  // a multiple of 16
+  const OutputRange range = output_range(g.output_offset, g.act_min, g.act_max);
+  const int8_t* ar[kGemmRows];
+  for (int r = 0; r < kGemmRows; ++r) ar[r] = g.a8 + static_cast<size_t>(r) * g.a_stride;
+  for (int half = 0; half < 2; ++half) {
+    const int32_t cols = g.cols - half * 8;
+    if (cols <= 0) break;
+    const int8_t* bp = g.b8 + half * 8 * 4;
+    const int32x4_t bias_l = vld1q_s32(g.bias + half * 8), bias_h = vld1q_s32(g.bias + half * 8 + 4);
+    int32x4_t c0l = bias_l, c0h = bias_h, c1l = bias_l, c1h = bias_h, c2l = bias_l, c2h = bias_h;
+    int32x4_t c3l = bias_l, c3h = bias_h, c4l = bias_l, c4h = bias_h, c5l = bias_l, c5h = bias_h;
+    for (size_t k = 0; k < depth; k += 16) {
+      const int8x16_t a0 = vld1q_s8(ar[0] + k), a1 = vld1q_s8(ar[1] + k), a2 = vld1q_s8(ar[2] + k);
+      const int8x16_t a3 = vld1q_s8(ar[3] + k), a4 = vld1q_s8(ar[4] + k), a5 = vld1q_s8(ar[5] + k);
+      AISRV_DOT_STEP(0)
+      AISRV_DOT_STEP(1)
+      AISRV_DOT_STEP(2)
+      AISRV_DOT_STEP(3)
+    }
+    const Requant ql = requant_of(g.multiplier + half * 8, g.shift + half * 8);
+    const Requant qh = requant_of(g.multiplier + half * 8 + 4, g.shift + half * 8 + 4);
+    const int32x4_t rows[kGemmRows][2] = {{c0l, c0h}, {c1l, c1h}, {c2l, c2h}, {c3l, c3h}, {c4l, c4h}, {c5l, c5h}};
+    for (int32_t r = 0; r < g.rows; ++r)
+      store_bytes(g.out + static_cast<size_t>(r) * g.out_stride + half * 8,
+                  narrow8<false>(requantize4(rows[r][0], ql, range), requantize4(rows[r][1], qh, range)), cols);
+  }
+}
+
+#undef AISRV_DOT_STEP
+
 }  // namespace
+
+void fill_neon_dot_kernels(OptKernels& k) { k.gemm_dot = gemm_dot; }
 
 void fill_neon_kernels(OptKernels& k) {
   k.gate_row = gate_row;
@@ -365,6 +424,7 @@ void fill_neon_kernels(OptKernels& k) {
 
 namespace aisrv::engine::cpu::opt {
 void fill_neon_kernels(OptKernels&) {}
+void fill_neon_dot_kernels(OptKernels&) {}
 }  // namespace aisrv::engine::cpu::opt
 
 #endif

@@ -24,6 +24,9 @@ enum class GemmLayout : uint32_t {
   pairs = 1,  // [Kp / 2][kGemmCols][2]: a broadcast input pair multiplies 8 channels' weight pairs (AVX2)
   rows = 2,   // [kGemmCols][Kp]: one contiguous row per channel, for dot products (portable)
   k_major = 3,  // [Kp][kGemmCols]: the 16 channels' weights of one depth entry together, for SMLAL by element (NEON)
+  dot = 4,      // int8 weights as they are (filter offset 0), depth padded to Kp16 = a multiple of 16:
+                // [Kp16 / 4][kGemmCols][4], four depth entries of a channel together, for SDOT by element
+                // (neon_dot); the input offset is folded into the bias (bias + input_offset * sum of the row)
 };
 
 // How DEPTHWISE_CONV_2D weights are read: the model's filter as is, or repacked (+ filter offset, int16) in the
@@ -36,9 +39,12 @@ enum class DepthwiseLayout : uint32_t {
 
 struct GemmBlock {
   const int16_t* a = nullptr;  // kGemmRows im2col rows (input + input offset, zero where padded), a_stride apart
-  size_t a_stride = 0;         // int16 elements between rows (the padded depth Kp, even)
+  size_t a_stride = 0;         // elements between rows (the padded depth Kp, even; GemmLayout::dot: Kp16 bytes)
   const int16_t* b = nullptr;  // the block's weights in the table's gemm_layout
-  int32_t pairs = 0;           // Kp / 2
+  int32_t pairs = 0;           // Kp / 2 (GemmLayout::dot: Kp16 / 2)
+  const int8_t* a8 = nullptr;  // GemmLayout::dot: im2col rows of the input bytes as they are (the input's zero point
+                               // where a tap is padding, 0 in the depth padding)
+  const int8_t* b8 = nullptr;  // GemmLayout::dot: the block's weights
   const int32_t* bias = nullptr;        // kGemmCols entries each
   const int32_t* multiplier = nullptr;
   const int32_t* shift = nullptr;
@@ -121,6 +127,7 @@ struct MulSpan {
 struct OptKernels {
   // Element type is part of the entry: [0] int8, [1] uint8.
   void (*gemm[2])(const GemmBlock&) = {};
+  void (*gemm_dot)(const GemmBlock&) = nullptr;  // int8, GemmLayout::dot (neon_dot only)
   void (*depthwise_row[2])(const DepthwiseRow&) = {};
   void (*fc_row[2])(const FcRow&) = {};
   void (*add[2])(const AddSpan&) = {};
@@ -138,5 +145,7 @@ void fill_portable_kernels(OptKernels& k);
 void fill_avx2_kernels(OptKernels& k);
 // Overrides entries with NEON code; does nothing on a non-aarch64 build.
 void fill_neon_kernels(OptKernels& k);
+// Adds the dot-product GEMM (after fill_neon_kernels). Call only when the CPU has the ARMv8.2 dot product.
+void fill_neon_dot_kernels(OptKernels& k);
 
 }  // namespace aisrv::engine::cpu::opt

@@ -4,12 +4,18 @@
 
 #include <algorithm>
 
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
 namespace aisrv::engine::cpu {
 
 std::string_view simd_level_name(SimdLevel level) {
   switch (level) {
     case SimdLevel::avx2: return "avx2";
     case SimdLevel::neon: return "neon";
+    case SimdLevel::neon_dot: return "neon_dot";
     default: return "portable";
   }
 }
@@ -20,6 +26,7 @@ std::vector<SimdLevel> available_simd_levels() {
   if (__builtin_cpu_supports("avx2")) v.push_back(SimdLevel::avx2);
 #elif defined(__aarch64__)
   v.push_back(SimdLevel::neon);
+  if (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) v.push_back(SimdLevel::neon_dot);
 #endif
   return v;
 }
@@ -45,7 +52,8 @@ OptimizedKernelBackend::OptimizedKernelBackend(SimdLevel level, size_t threads, 
     : level_(effective_level(level)), pool_(std::max<size_t>(threads, 1), min_parallel_work) {
   opt::fill_portable_kernels(kernels_);
   if (level_ == SimdLevel::avx2) opt::fill_avx2_kernels(kernels_);
-  if (level_ == SimdLevel::neon) opt::fill_neon_kernels(kernels_);
+  if (level_ == SimdLevel::neon || level_ == SimdLevel::neon_dot) opt::fill_neon_kernels(kernels_);
+  if (level_ == SimdLevel::neon_dot) opt::fill_neon_dot_kernels(kernels_);
 }
 
 std::string OptimizedKernelBackend::description() const {
@@ -55,7 +63,8 @@ std::string OptimizedKernelBackend::description() const {
 }
 
 size_t OptimizedKernelBackend::scratch_bytes(const OpParams& op) const {
-  if (const auto* c = std::get_if<Conv2DParams>(&op)) return opt::conv2d_scratch_bytes(*c, pool_.size());
+  if (const auto* c = std::get_if<Conv2DParams>(&op))
+    return opt::conv2d_scratch_bytes(*c, pool_.size(), opt::conv2d_layout(*c, kernels_));
   if (const auto* d = std::get_if<DepthwiseConv2DParams>(&op)) return opt::depthwise_scratch_bytes(*d, pool_.size());
   if (const auto* f = std::get_if<FullyConnectedParams>(&op)) return opt::fully_connected_scratch_bytes(*f);
   if (const auto* l = std::get_if<LstmParams>(&op))  // the reference kernel's buffers too: it is the fallback
@@ -64,14 +73,14 @@ size_t OptimizedKernelBackend::scratch_bytes(const OpParams& op) const {
 }
 
 size_t OptimizedKernelBackend::prepared_bytes(const OpParams& op) const {
-  if (const auto* c = std::get_if<Conv2DParams>(&op)) return opt::conv2d_prepared_bytes(*c);
+  if (const auto* c = std::get_if<Conv2DParams>(&op)) return opt::conv2d_prepared_bytes(*c, opt::conv2d_layout(*c, kernels_));
   if (const auto* d = std::get_if<DepthwiseConv2DParams>(&op)) return opt::depthwise_prepared_bytes(*d);
   if (const auto* l = std::get_if<LstmParams>(&op)) return opt::lstm_prepared_bytes(*l);
   return 0;
 }
 
 void OptimizedKernelBackend::prepare(const OpParams& op, std::span<uint8_t> prepared) const {
-  if (const auto* c = std::get_if<Conv2DParams>(&op)) opt::conv2d_prepare(*c, kernels_.gemm_layout, prepared);
+  if (const auto* c = std::get_if<Conv2DParams>(&op)) opt::conv2d_prepare(*c, opt::conv2d_layout(*c, kernels_), prepared);
   else if (const auto* d = std::get_if<DepthwiseConv2DParams>(&op)) opt::depthwise_prepare(*d, kernels_.depthwise_layout, prepared);
   else if (const auto* l = std::get_if<LstmParams>(&op)) opt::lstm_prepare(*l, prepared);
 }

@@ -45,8 +45,11 @@ class OptimizedKernelBackend : public ReferenceKernelBackend {
 
 // Per-kernel sizing and preparation (conv2d.cpp, depthwise_conv2d.cpp, fully_connected.cpp).
 namespace opt {
-size_t conv2d_scratch_bytes(const Conv2DParams& p, size_t participants);
-size_t conv2d_prepared_bytes(const Conv2DParams& p);
+// The weight layout a CONV_2D runs in with kernel table `k`: GemmLayout::dot for int8 convolutions when the table
+// has the dot-product GEMM, else the table's gemm_layout.
+GemmLayout conv2d_layout(const Conv2DParams& p, const OptKernels& k);
+size_t conv2d_scratch_bytes(const Conv2DParams& p, size_t participants, GemmLayout layout);
+size_t conv2d_prepared_bytes(const Conv2DParams& p, GemmLayout layout);
 void conv2d_prepare(const Conv2DParams& p, GemmLayout layout, std::span<uint8_t> prepared);
 size_t depthwise_scratch_bytes(const DepthwiseConv2DParams& p, size_t participants);
 size_t depthwise_prepared_bytes(const DepthwiseConv2DParams& p);

@@ -2,8 +2,9 @@
 // movement and multiply-accumulate loops (packed int16 GEMM for CONV_2D / FULLY_CONNECTED, channel-vectorised
 // DEPTHWISE_CONV_2D, vectorised requantization, pooling, ADD, PAD, TRANSPOSE). Bit-exact with the reference
 // backend by construction (integer sums are order-independent; requantization uses the same formulas) and by test.
-// The instruction set is chosen at run time: x86-64 AVX2 where the processor has it, else portable C++ that the
-// compiler vectorises for the baseline target (SSE2 on x86-64, NEON on aarch64).
+// The instruction set is chosen at run time: x86-64 AVX2 where the processor has it; on aarch64 NEON, with the
+// dot-product instructions where the processor has them; else portable C++ that the compiler vectorises for the
+// baseline target (SSE2 on x86-64, NEON on aarch64).
 #pragma once
 
 #include <cstddef>
@@ -20,6 +21,8 @@ enum class SimdLevel {
   portable,  // C++ only, compiled for the build's baseline target
   avx2,      // x86-64 AVX2 intrinsics (functions compiled with target("avx2"), called only when the CPU has it)
   neon,      // aarch64 Advanced SIMD (ARMv8.0: every aarch64 processor)
+  neon_dot,  // neon plus the ARMv8.2 dot-product instructions (SDOT) for int8 CONV_2D, where getauxval(AT_HWCAP)
+             // reports HWCAP_ASIMDDP (functions compiled with target("+dotprod"), called only then)
 };
 
 std::string_view simd_level_name(SimdLevel level);
@@ -27,7 +30,8 @@ std::string_view simd_level_name(SimdLevel level);
 // The levels this processor runs, lowest first (always starts with `portable`).
 std::vector<SimdLevel> available_simd_levels();
 
-// The highest level this processor runs (cpuid on x86-64; `neon` on aarch64; else `portable`).
+// The highest level this processor runs (cpuid on x86-64; `neon_dot` or `neon` on aarch64 by the kernel's hwcaps;
+// else `portable`).
 SimdLevel detect_simd_level();
 
 // The optimised backend at `level`, or at the highest level below it that this processor runs, running
