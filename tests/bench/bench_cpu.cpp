@@ -230,8 +230,11 @@ bool run_model(const ModelCase& mc, const Options& opt) {
     for (const auto& [op, times] : m[1].types) {
       const double rt = median(times);
       const double ft = m[0].types.count(op) ? median(m[0].types[op]) : 0.0;
-      std::printf("info cpu_%s %-30s opt %9.4f ms (%5.1f%%)  ref %9.4f ms (%5.1f%%)  %6.1f x\n", name.c_str(),
-                  op.c_str(), ft, 100.0 * ft / f, rt, 100.0 * rt / r, ft > 0 ? rt / ft : 0.0);
+      const double tt = m[threaded].types.count(op) ? median(m[threaded].types[op]) : 0.0;
+      std::printf("info cpu_%s %-30s opt %9.4f ms (%5.1f%%)  ref %9.4f ms (%5.1f%%)  %6.1f x  threads%zu %9.4f ms "
+                  "(%4.2f x)\n",
+                  name.c_str(), op.c_str(), ft, 100.0 * ft / f, rt, 100.0 * rt / r, ft > 0 ? rt / ft : 0.0,
+                  opt.threads, tt, tt > 0 ? ft / tt : 0.0);
     }
   }
   if (opt.layers) {

@@ -773,10 +773,10 @@ TEST_CASE("ADD: opt equals ref on random element counts, offsets, scales and cla
     p.input2 = b.data();
     const auto out_bytes = static_cast<size_t>(p.output_shape.elements());
     const auto want = run(ref, p, out_bytes);
-    for (SimdLevel level : levels()) {
-      INFO("level " << simd_level_name(level) << (u8 ? " uint8" : " int8") << " elements " << out_bytes
+    for (const auto [level, threads] : configs()) {
+      INFO("level " << simd_level_name(level) << " threads " << threads << (u8 ? " uint8" : " int8") << " elements " << out_bytes
                     << (broadcast ? " broadcast" : ""));
-      const auto got = run(*make_optimized_kernel_backend(level), p, out_bytes);
+      const auto got = run(*backend_for(level, threads), p, out_bytes);
       CHECK_MESSAGE(got == want, "first difference: " << first_difference(got, want));
     }
   }
@@ -851,9 +851,10 @@ TEST_CASE("PAD: opt equals ref on random ranks, paddings, element sizes and pad 
     p.input = input.data();
     const size_t out_bytes = static_cast<size_t>(p.output_shape.elements()) * p.element_size;
     const auto want = run(ref, p, out_bytes);
-    for (SimdLevel level : levels()) {
-      INFO("level " << simd_level_name(level) << " rank " << rank << " element size " << p.element_size);
-      CHECK(run(*make_optimized_kernel_backend(level), p, out_bytes) == want);
+    for (const auto [level, threads] : configs()) {
+      INFO("level " << simd_level_name(level) << " threads " << threads << " rank " << rank << " element size "
+                    << p.element_size);
+      CHECK(run(*backend_for(level, threads), p, out_bytes) == want);
     }
   }
 }

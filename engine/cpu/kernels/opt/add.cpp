@@ -1,5 +1,8 @@
 // aisrv CPU engine, optimised kernels — ADD: inputs of the output's shape (no broadcasting) go through the
-// vectorised element loop; broadcasting and parameters outside the vector preconditions use the reference kernel.
+// vectorised element loop (split across the worker pool when large); broadcasting and parameters outside the vector
+// preconditions use the reference kernel.
+#include <algorithm>
+
 #include "optimized_backend.hpp"
 
 namespace aisrv::engine::cpu {
@@ -29,7 +32,21 @@ void OptimizedKernelBackend::add(const AddParams& p) {
   s.output_shift = p.output_shift;
   s.act_min = p.act_min;
   s.act_max = p.act_max;
-  kernels_.add[p.dtype == DType::int8 ? 0 : 1](s);
+  // Split across the worker pool in spans of whole 64-element blocks (the vector loop's steps stay aligned).
+  const auto add = kernels_.add[p.dtype == DType::int8 ? 0 : 1];
+  const auto blocks = static_cast<size_t>((s.count + 63) / 64);
+  const size_t parts = std::max<size_t>(std::min(blocks, 2 * pool_.size()), 1);
+  pool_.run(parts, [&](size_t part, size_t) {
+    const auto first = static_cast<int64_t>(blocks * part / parts * 64);
+    const auto end = std::min(static_cast<int64_t>(blocks * (part + 1) / parts * 64), s.count);
+    if (first >= end) return;
+    opt::AddSpan mine = s;
+    mine.a += first;
+    mine.b += first;
+    mine.out += first;
+    mine.count = end - first;
+    add(mine);
+  }, static_cast<uint64_t>(s.count));
 }
 
 }  // namespace aisrv::engine::cpu

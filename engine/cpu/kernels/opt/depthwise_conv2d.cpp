@@ -209,7 +209,9 @@ void run_rows(const DepthwiseConv2DParams& p, const DepthwisePlan& d, const OptK
 template <typename T>
 void run(const DepthwiseConv2DParams& p, const DepthwisePlan& d, const OptKernels& k, WorkerPool& pool) {
   const size_t rows = static_cast<size_t>(p.output_shape.n) * static_cast<size_t>(p.output_shape.h);
-  const size_t parts = std::min(rows, pool.size());
+  // Four ranges of rows per participant, taken as they come, so a participant held up (another process, a slower
+  // core) does not hold up the layer; each range starts with an empty row cache (filter_h rows converted again).
+  const size_t parts = std::min(rows, pool.size() == 1 ? size_t{1} : 4 * pool.size());
   const uint64_t macs = uint64_t{rows} * static_cast<uint64_t>(p.output_shape.w) * d.channels * d.taps;
   pool.run(parts, [&](size_t part, size_t participant) {
     run_rows<T>(p, d, k, p.scratch.data() + participant * d.participant_bytes(), rows * part / parts,

@@ -1,6 +1,8 @@
 // aisrv CPU engine, optimised kernels — PAD / PADV2: walks the output dimension by dimension; a slab that lies
 // wholly in the padding is filled in one go (memset when the pad value's bytes are all equal, which includes every
-// 1-byte type), the innermost row is padding + one memcpy of the input row + padding.
+// 1-byte type), the innermost row is padding + one memcpy of the input row + padding. Large pads are split across
+// the worker pool along their first dimension longer than 1.
+#include <algorithm>
 #include <cstring>
 
 #include "optimized_backend.hpp"
@@ -71,7 +73,29 @@ void OptimizedKernelBackend::pad(const PadParams& p) {
     so *= static_cast<size_t>(os[d]);
     si *= static_cast<size_t>(is[d]);
   }
-  w.walk(0, static_cast<const uint8_t*>(p.input), static_cast<uint8_t*>(p.output));
+  // The first dimension longer than 1 is split across the worker pool (the ones before it hold one position); each
+  // part fills or copies whole slabs of it, exactly what the walk would do for those indices.
+  int split = 0;
+  while (split < os.rank - 1 && os[split] == 1) ++split;
+  const auto k = static_cast<size_t>(split);
+  const auto total = static_cast<size_t>(os[split]);
+  const auto before = static_cast<size_t>(p.before[k]), inside = static_cast<size_t>(is[split]);
+  const auto* in = static_cast<const uint8_t*>(p.input);
+  auto* out = static_cast<uint8_t*>(p.output);
+  const size_t parts = std::min(total, 4 * pool_.size());
+  const uint64_t bytes = static_cast<uint64_t>(so) * w.es;
+  pool_.run(parts, [&](size_t part, size_t) {
+    for (size_t i = total * part / parts; i < total * (part + 1) / parts; ++i) {
+      uint8_t* slab = out + i * w.out_stride[k] * w.es;
+      if (i < before || i >= before + inside) {
+        w.fill(slab, w.out_stride[k]);
+      } else if (split == os.rank - 1) {
+        std::memcpy(slab, in + (i - before) * w.es, w.es);  // one element of the innermost row
+      } else {
+        w.walk(split + 1, in + (i - before) * w.in_stride[k] * w.es, slab);
+      }
+    }
+  }, bytes);
 }
 
 }  // namespace aisrv::engine::cpu
