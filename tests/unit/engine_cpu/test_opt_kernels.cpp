@@ -1,5 +1,5 @@
 // aisrv tests — the optimised kernel backend against the reference backend (differential): randomized CONV_2D,
-// DEPTHWISE_CONV_2D, FULLY_CONNECTED, UNIDIRECTIONAL_SEQUENCE_LSTM, ADD, MEAN, PAD and TRANSPOSE cases — many shapes, strides, dilations, SAME/VALID
+// DEPTHWISE_CONV_2D, FULLY_CONNECTED, UNIDIRECTIONAL_SEQUENCE_LSTM, SOFTMAX, QUANTIZE, ADD, MEAN, PAD and TRANSPOSE cases — many shapes, strides, dilations, SAME/VALID
 // padding, groups, depth multipliers 1/2/3/8, odd channel counts (not multiples of the SIMD width), 1-pixel images,
 // int8 per-channel and uint8 per-tensor with zero points, activation clamps, accumulators at the int32 limit the
 // loader allows — at every SIMD level this processor has. Every buffer (input, output, scratch, prepared data) is
@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <random>
 
 #include "aisrv/engine/cpu/kernel_backend.hpp"
@@ -732,6 +733,108 @@ TEST_CASE("UNIDIRECTIONAL_SEQUENCE_LSTM: the optimised kernel reads its prepared
   int usable = -1;
   CHECK(run_lstm(*make_optimized_kernel_backend(detect_simd_level()), c, &usable) == want_far);
   CHECK(usable == 0);
+}
+
+// ---- SOFTMAX, QUANTIZE ---------------------------------------------------------------------------------------
+
+TEST_CASE("SOFTMAX: opt equals ref on random rows (int8 and uint8, widths to 1100, scalings, diff_min)") {
+  Rng r(21);
+  ReferenceKernelBackend ref;
+  for (int i = 0; i < 200; ++i) {
+    const bool u8 = r.chance(0.4);
+    SoftmaxParams p;
+    p.dtype = u8 ? DType::uint8 : DType::int8;
+    p.outer_size = r.pick({1, 1, 2, 3});
+    p.depth = r.chance(0.2) ? r.uniform(900, 1100) : r.uniform(1, 40);
+    p.input_multiplier = r.uniform(1 << 30, 0x7FFFFFFF);
+    p.input_left_shift = r.uniform(18, 26);
+    p.diff_min = r.chance(0.3) ? -r.uniform(0, 255) : -r.uniform(256, 100000);
+    const auto n = static_cast<size_t>(p.outer_size) * static_cast<size_t>(p.depth);
+    auto input = u8 ? random_bytes<uint8_t>(r, n, 0, 255) : random_bytes<int8_t>(r, n, -128, 127);
+    if (r.chance(0.2)) std::fill(input.begin(), input.end(), input.empty() ? 0 : input[0]);  // all equal
+    p.input = input.data();
+    const auto want = run(ref, p, n);
+    for (SimdLevel level : levels()) {
+      INFO("level " << simd_level_name(level) << (u8 ? " uint8" : " int8") << " depth " << p.depth << " diff_min "
+                    << p.diff_min);
+      int usable = -1;
+      const auto got = run(*make_optimized_kernel_backend(level), p, n, &usable);
+      CHECK(usable == 1);
+      CHECK_MESSAGE(got == want, "first difference: " << first_difference(got, want));
+    }
+  }
+  // the exponentials come from the prepared table: spoiling it changes the result
+  SoftmaxParams p;
+  p.dtype = DType::int8;
+  p.outer_size = 1;
+  p.depth = 10;
+  p.input_multiplier = 1 << 30;
+  p.input_left_shift = 22;
+  p.diff_min = -1000;
+  const std::vector<uint8_t> input{0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  p.input = input.data();
+  const auto want = run(ref, p, 10);
+  const auto b = make_optimized_kernel_backend(detect_simd_level());
+  CHECK(run(*b, p, 10) == want);
+  CHECK(run(*b, p, 10, nullptr, [](std::vector<uint8_t>& prepared) {
+          for (size_t i = opt::kPreparedHeaderBytes; i < opt::kPreparedHeaderBytes + 40; ++i) prepared[i] ^= 0x40;
+        }) != want);
+}
+
+TEST_CASE("QUANTIZE float32: opt equals ref, ties away from zero, huge values, infinities and NaN") {
+  Rng r(22);
+  ReferenceKernelBackend ref;
+  for (int i = 0; i < 200; ++i) {
+    QuantizeParams p;
+    p.input_type = DType::float32;
+    p.output_type = r.pick({DType::int8, DType::uint8, DType::int16});
+    p.elements = r.uniform(1, 2000);
+    const bool power_of_two = r.chance(0.5);  // exact quotients: the ties are really ties
+    p.output_scale = power_of_two ? std::ldexp(1.0f, r.uniform(-10, 3)) : std::ldexp(0.5f + r.uniform(0, 1000) / 2000.0f, r.uniform(-10, 3));
+    p.output_zero_point = p.output_type == DType::uint8 ? r.uniform(0, 255) : p.output_type == DType::int8 ? r.uniform(-128, 127) : r.uniform(-100, 100);
+    std::vector<float> in(static_cast<size_t>(p.elements));
+    for (auto& x : in) {
+      const int kind = r.uniform(0, 19);
+      if (kind == 0) x = std::numeric_limits<float>::quiet_NaN();
+      else if (kind == 1) x = r.chance(0.5) ? INFINITY : -INFINITY;
+      else if (kind == 2) x = static_cast<float>(r.uniform(-1000000, 1000000)) * 1e6f;
+      else if (kind == 3) x = -0.0f;
+      else if (kind < 10) x = (static_cast<float>(r.uniform(-300, 300)) + 0.5f) * p.output_scale;  // a tie
+      else x = static_cast<float>(r.uniform(-40000, 40000)) * p.output_scale / 100.0f;
+    }
+    p.input = in.data();
+    const size_t out_bytes = static_cast<size_t>(p.elements) * (p.output_type == DType::int16 ? 2 : 1);
+    const auto want = run(ref, p, out_bytes);
+    for (SimdLevel level : levels()) {
+      INFO("level " << simd_level_name(level) << " scale " << p.output_scale << " zero point " << p.output_zero_point);
+      CHECK(run(*make_optimized_kernel_backend(level), p, out_bytes) == want);
+    }
+  }
+}
+
+TEST_CASE("QUANTIZE int8/uint8 -> int8/uint8/int16: opt (a table filled at load) equals ref") {
+  Rng r(23);
+  ReferenceKernelBackend ref;
+  for (int i = 0; i < 200; ++i) {
+    QuantizeParams p;
+    p.input_type = r.pick({DType::int8, DType::uint8});
+    p.output_type = r.pick({DType::int8, DType::uint8, DType::int16});
+    p.elements = r.uniform(1, 3000);
+    p.input_zero_point = p.input_type == DType::uint8 ? r.uniform(0, 255) : r.uniform(-128, 127);
+    p.output_zero_point = p.output_type == DType::uint8 ? r.uniform(0, 255) : r.uniform(-128, 127);
+    p.multiplier = r.chance(0.1) ? 1 << 30 : r.uniform(1 << 30, 0x7FFFFFFF);
+    p.shift = r.uniform(-12, 8);
+    auto input = random_bytes<uint8_t>(r, static_cast<size_t>(p.elements), 0, 255);
+    p.input = input.data();
+    const size_t out_bytes = static_cast<size_t>(p.elements) * (p.output_type == DType::int16 ? 2 : 1);
+    const auto want = run(ref, p, out_bytes);
+    for (SimdLevel level : levels()) {
+      INFO("level " << simd_level_name(level) << " multiplier " << p.multiplier << " shift " << p.shift);
+      int usable = -1;
+      CHECK(run(*make_optimized_kernel_backend(level), p, out_bytes, &usable) == want);
+      CHECK(usable == 1);
+    }
+  }
 }
 
 // ---- ADD -------------------------------------------------------------------------------------------------------

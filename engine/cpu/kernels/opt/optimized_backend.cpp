@@ -76,6 +76,8 @@ size_t OptimizedKernelBackend::prepared_bytes(const OpParams& op) const {
   if (const auto* c = std::get_if<Conv2DParams>(&op)) return opt::conv2d_prepared_bytes(*c, opt::conv2d_layout(*c, kernels_));
   if (const auto* d = std::get_if<DepthwiseConv2DParams>(&op)) return opt::depthwise_prepared_bytes(*d);
   if (const auto* l = std::get_if<LstmParams>(&op)) return opt::lstm_prepared_bytes(*l);
+  if (const auto* s = std::get_if<SoftmaxParams>(&op)) return opt::softmax_prepared_bytes(*s);
+  if (const auto* q = std::get_if<QuantizeParams>(&op)) return opt::quantize_prepared_bytes(*q);
   return 0;
 }
 
@@ -83,6 +85,8 @@ void OptimizedKernelBackend::prepare(const OpParams& op, std::span<uint8_t> prep
   if (const auto* c = std::get_if<Conv2DParams>(&op)) opt::conv2d_prepare(*c, opt::conv2d_layout(*c, kernels_), prepared);
   else if (const auto* d = std::get_if<DepthwiseConv2DParams>(&op)) opt::depthwise_prepare(*d, kernels_.depthwise_layout, prepared);
   else if (const auto* l = std::get_if<LstmParams>(&op)) opt::lstm_prepare(*l, prepared);
+  else if (const auto* s = std::get_if<SoftmaxParams>(&op)) opt::softmax_prepare(*s, prepared);
+  else if (const auto* q = std::get_if<QuantizeParams>(&op)) opt::quantize_prepare(*q, prepared);
 }
 
 void OptimizedKernelBackend::lstm(const LstmParams& p) {

@@ -36,6 +36,8 @@ class OptimizedKernelBackend : public ReferenceKernelBackend {
   void pad(const PadParams& p) override;
   void transpose(const TransposeParams& p) override;
   void lstm(const LstmParams& p) override;
+  void softmax(const SoftmaxParams& p) override;
+  void quantize(const QuantizeParams& p) override;
 
  private:
   SimdLevel level_;
@@ -55,6 +57,10 @@ size_t depthwise_scratch_bytes(const DepthwiseConv2DParams& p, size_t participan
 size_t depthwise_prepared_bytes(const DepthwiseConv2DParams& p);
 void depthwise_prepare(const DepthwiseConv2DParams& p, DepthwiseLayout layout, std::span<uint8_t> prepared);
 size_t fully_connected_scratch_bytes(const FullyConnectedParams& p);
+size_t softmax_prepared_bytes(const SoftmaxParams& p);
+size_t quantize_prepared_bytes(const QuantizeParams& p);
+void quantize_prepare(const QuantizeParams& p, std::span<uint8_t> prepared);
+void softmax_prepare(const SoftmaxParams& p, std::span<uint8_t> prepared);
 size_t lstm_scratch_bytes(const LstmParams& p);
 size_t lstm_prepared_bytes(const LstmParams& p);
 void lstm_prepare(const LstmParams& p, std::span<uint8_t> prepared);

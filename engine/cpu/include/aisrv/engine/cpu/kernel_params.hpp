@@ -155,6 +155,7 @@ struct SoftmaxParams {
   int32_t input_multiplier = 0, input_left_shift = 0;
   int32_t diff_min = 0;
   std::span<uint8_t> scratch;
+  std::span<const uint8_t> prepared;  // backend-specific data made once at load (KernelBackend::prepare)
 };
 
 // RESHAPE (and any other operator that only relabels the shape): a byte copy.
@@ -211,6 +212,7 @@ struct QuantizeParams {
   int32_t input_zero_point = 0, output_zero_point = 0;
   int32_t multiplier = 0, shift = 0;  // integer input
   std::span<uint8_t> scratch;
+  std::span<const uint8_t> prepared;  // backend-specific data made once at load (KernelBackend::prepare)
 };
 
 // DEQUANTIZE: int8/uint8/int16 -> float32, out = (float)(scale * (q - zero_point)) with scale in double.
