@@ -147,21 +147,22 @@ void pack(const Conv2DParams& p, const ConvPlan& c, GemmLayout layout, std::span
   }
 }
 
-// im2col rows [m0, m0 + rows) of group g into `tile` (row stride depth_padded).
-template <typename T>
-void im2col(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, int32_t g, size_t m0, size_t rows,
-            int16_t* tile) {
-  constexpr int u = std::is_unsigned_v<T> ? 1 : 0;
+// im2col rows [m0, m0 + rows) of group g into `tile` (row stride depth_padded): `copy(src, dst, n)` converts n
+// input bytes, `pad(dst, n)` writes n padding taps; the depth padding is 0.
+template <typename Out, typename Copy, typename Pad>
+void im2col_rows(const Conv2DParams& p, const ConvPlan& c, int32_t g, size_t m0, size_t rows, Out* tile,
+                 const Copy& copy, const Pad& pad) {
   const auto* input = static_cast<const uint8_t*>(p.input);
   const Dims4 &is = p.input_shape, &fs = p.filter_shape, &os = p.output_shape;
   const size_t cin = static_cast<size_t>(c.group_in);
   const size_t pixel_stride = static_cast<size_t>(is.c);
   const size_t channel0 = static_cast<size_t>(g) * cin;
   const size_t per_image = static_cast<size_t>(os.h) * static_cast<size_t>(os.w);
-  // Whole tile in one conversion: 1x1, stride 1, one group, no padding, even depth (rows are consecutive pixels).
+  // Whole tile in one conversion: 1x1, stride 1, one group, no padding, no depth padding (rows are consecutive
+  // pixels).
   if (fs.h == 1 && fs.w == 1 && p.stride_h == 1 && p.stride_w == 1 && c.groups == 1 && c.depth_padded == c.depth &&
       p.padding.top == 0 && p.padding.left == 0 && os.h == is.h && os.w == is.w) {
-    k.widen[u](input + m0 * pixel_stride, tile, rows * c.depth, p.input_offset);
+    copy(input + m0 * pixel_stride, tile, rows * c.depth);
     return;
   }
   for (size_t i = 0; i < rows; ++i) {
@@ -169,7 +170,7 @@ void im2col(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, int32
     const size_t b = m / per_image, r = m % per_image;
     const auto oy = static_cast<int32_t>(r / static_cast<size_t>(os.w));
     const auto ox = static_cast<int32_t>(r % static_cast<size_t>(os.w));
-    int16_t* dst = tile + i * c.depth_padded;
+    Out* dst = tile + i * c.depth_padded;
     const int32_t iy0 = oy * p.stride_h - p.padding.top, ix0 = ox * p.stride_w - p.padding.left;
     // Whole filter rows in one conversion when the taps of a row are adjacent input pixels, all inside.
     const bool row_contiguous = p.dilation_w == 1 && c.groups == 1 && ix0 >= 0 && ix0 + fs.w <= is.w;
@@ -177,74 +178,45 @@ void im2col(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, int32
       const int32_t iy = iy0 + fy * p.dilation_h;
       const size_t row_len = static_cast<size_t>(fs.w) * cin;
       if (iy < 0 || iy >= is.h) {
-        std::memset(dst, 0, row_len * sizeof(int16_t));
+        pad(dst, row_len);
         dst += row_len;
         continue;
       }
       const uint8_t* in_row = input + ((b * static_cast<size_t>(is.h) + static_cast<size_t>(iy)) *
                                        static_cast<size_t>(is.w)) * pixel_stride;
       if (row_contiguous) {
-        k.widen[u](in_row + static_cast<size_t>(ix0) * pixel_stride, dst, row_len, p.input_offset);
+        copy(in_row + static_cast<size_t>(ix0) * pixel_stride, dst, row_len);
         dst += row_len;
         continue;
       }
       for (int32_t fx = 0; fx < fs.w; ++fx, dst += cin) {
         const int32_t ix = ix0 + fx * p.dilation_w;
-        if (ix < 0 || ix >= is.w) std::memset(dst, 0, cin * sizeof(int16_t));
-        else k.widen[u](in_row + static_cast<size_t>(ix) * pixel_stride + channel0, dst, cin, p.input_offset);
+        if (ix < 0 || ix >= is.w) pad(dst, cin);
+        else copy(in_row + static_cast<size_t>(ix) * pixel_stride + channel0, dst, cin);
       }
     }
-    if (c.depth_padded > c.depth) *dst = 0;
+    std::fill(dst, tile + (i + 1) * c.depth_padded, Out{0});
   }
 }
 
-// im2col rows [m0, m0 + rows) of group g for GemmLayout::dot: the input bytes as they are, the input's zero point
-// (-input_offset, so that the tap adds 0 like the reference's skipped tap) for padding taps, 0 in the depth padding.
+// The int16 GEMMs: input + input offset, 0 for padding taps.
+template <typename T>
+void im2col(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, int32_t g, size_t m0, size_t rows,
+            int16_t* tile) {
+  constexpr int u = std::is_unsigned_v<T> ? 1 : 0;
+  im2col_rows(
+      p, c, g, m0, rows, tile,
+      [&](const uint8_t* src, int16_t* dst, size_t n) { k.widen[u](src, dst, n, p.input_offset); },
+      [](int16_t* dst, size_t n) { std::memset(dst, 0, n * sizeof(int16_t)); });
+}
+
+// GemmLayout::dot: the input bytes as they are, the input's zero point (-input_offset, so that the tap adds 0 like
+// the reference's skipped tap) for padding taps.
 void im2col_bytes(const Conv2DParams& p, const ConvPlan& c, int32_t g, size_t m0, size_t rows, int8_t* tile) {
-  const auto* input = static_cast<const int8_t*>(p.input);
-  const Dims4 &is = p.input_shape, &fs = p.filter_shape, &os = p.output_shape;
-  const size_t cin = static_cast<size_t>(c.group_in);
-  const size_t pixel_stride = static_cast<size_t>(is.c);
-  const size_t channel0 = static_cast<size_t>(g) * cin;
-  const size_t per_image = static_cast<size_t>(os.h) * static_cast<size_t>(os.w);
   const auto zero_point = static_cast<int8_t>(-p.input_offset);
-  // Whole tile in one copy: 1x1, stride 1, one group, no padding, depth a multiple of 16.
-  if (fs.h == 1 && fs.w == 1 && p.stride_h == 1 && p.stride_w == 1 && c.groups == 1 && c.depth_padded == c.depth &&
-      p.padding.top == 0 && p.padding.left == 0 && os.h == is.h && os.w == is.w) {
-    std::memcpy(tile, input + m0 * pixel_stride, rows * c.depth);
-    return;
-  }
-  for (size_t i = 0; i < rows; ++i) {
-    const size_t m = m0 + i;
-    const size_t b = m / per_image, r = m % per_image;
-    const auto oy = static_cast<int32_t>(r / static_cast<size_t>(os.w));
-    const auto ox = static_cast<int32_t>(r % static_cast<size_t>(os.w));
-    int8_t* dst = tile + i * c.depth_padded;
-    const int32_t iy0 = oy * p.stride_h - p.padding.top, ix0 = ox * p.stride_w - p.padding.left;
-    const bool row_contiguous = p.dilation_w == 1 && c.groups == 1 && ix0 >= 0 && ix0 + fs.w <= is.w;
-    for (int32_t fy = 0; fy < fs.h; ++fy) {
-      const int32_t iy = iy0 + fy * p.dilation_h;
-      const size_t row_len = static_cast<size_t>(fs.w) * cin;
-      if (iy < 0 || iy >= is.h) {
-        std::memset(dst, zero_point, row_len);
-        dst += row_len;
-        continue;
-      }
-      const int8_t* in_row = input + ((b * static_cast<size_t>(is.h) + static_cast<size_t>(iy)) *
-                                      static_cast<size_t>(is.w)) * pixel_stride;
-      if (row_contiguous) {
-        std::memcpy(dst, in_row + static_cast<size_t>(ix0) * pixel_stride, row_len);
-        dst += row_len;
-        continue;
-      }
-      for (int32_t fx = 0; fx < fs.w; ++fx, dst += cin) {
-        const int32_t ix = ix0 + fx * p.dilation_w;
-        if (ix < 0 || ix >= is.w) std::memset(dst, zero_point, cin);
-        else std::memcpy(dst, in_row + static_cast<size_t>(ix) * pixel_stride + channel0, cin);
-      }
-    }
-    std::memset(dst, 0, c.depth_padded - c.depth);
-  }
+  im2col_rows(
+      p, c, g, m0, rows, tile, [](const uint8_t* src, int8_t* dst, size_t n) { std::memcpy(dst, src, n); },
+      [zero_point](int8_t* dst, size_t n) { std::memset(dst, zero_point, n); });
 }
 
 template <typename T>
