@@ -1,5 +1,5 @@
 // aisrv tests — the optimised kernel backend against the reference backend (differential): randomized CONV_2D,
-// DEPTHWISE_CONV_2D, FULLY_CONNECTED, UNIDIRECTIONAL_SEQUENCE_LSTM, SOFTMAX, QUANTIZE, ADD, MEAN, PAD and TRANSPOSE cases — many shapes, strides, dilations, SAME/VALID
+// DEPTHWISE_CONV_2D, FULLY_CONNECTED, UNIDIRECTIONAL_SEQUENCE_LSTM, SOFTMAX, QUANTIZE, AVERAGE_POOL_2D, ADD, MEAN, PAD and TRANSPOSE cases — many shapes, strides, dilations, SAME/VALID
 // padding, groups, depth multipliers 1/2/3/8, odd channel counts (not multiples of the SIMD width), 1-pixel images,
 // int8 per-channel and uint8 per-tensor with zero points, activation clamps, accumulators at the int32 limit the
 // loader allows — at every SIMD level this processor has. Every buffer (input, output, scratch, prepared data) is
@@ -833,6 +833,44 @@ TEST_CASE("QUANTIZE int8/uint8 -> int8/uint8/int16: opt (a table filled at load)
       int usable = -1;
       CHECK(run(*make_optimized_kernel_backend(level), p, out_bytes, &usable) == want);
       CHECK(usable == 1);
+    }
+  }
+}
+
+TEST_CASE("AVERAGE_POOL_2D: opt equals ref on random windows, strides, SAME/VALID padding, clamps") {
+  Rng r(24);
+  ReferenceKernelBackend ref;
+  for (int i = 0; i < 200; ++i) {
+    const bool u8 = r.chance(0.4);
+    AveragePool2DParams p;
+    p.dtype = u8 ? DType::uint8 : DType::int8;
+    p.filter_h = r.uniform(1, 7);
+    p.filter_w = r.chance(0.8) ? p.filter_h : r.uniform(1, 7);
+    p.stride_h = r.uniform(1, 3);
+    p.stride_w = r.uniform(1, 3);
+    p.input_shape = {r.pick({1, 1, 2}), r.uniform(1, 20), r.uniform(1, 20), r.chance(0.2) ? r.uniform(17, 300) : r.uniform(1, 16)};
+    const bool same = r.chance(0.5);
+    auto out_dim = [&](int32_t in, int32_t f, int32_t s) { return same ? (in + s - 1) / s : std::max(1, (in - f + s) / s); };
+    const int32_t oh = out_dim(p.input_shape.h, p.filter_h, p.stride_h), ow = out_dim(p.input_shape.w, p.filter_w, p.stride_w);
+    if (!same && (p.input_shape.h < p.filter_h || p.input_shape.w < p.filter_w)) continue;
+    p.output_shape = {p.input_shape.n, oh, ow, p.input_shape.c};
+    if (same) {
+      p.padding.top = std::max(0, ((oh - 1) * p.stride_h + p.filter_h - p.input_shape.h) / 2);
+      p.padding.left = std::max(0, ((ow - 1) * p.stride_w + p.filter_w - p.input_shape.w) / 2);
+    }
+    p.act_min = u8 ? r.uniform(0, 30) : r.uniform(-128, -100);
+    p.act_max = u8 ? r.uniform(200, 255) : r.uniform(100, 127);
+    auto input = u8 ? random_bytes<uint8_t>(r, static_cast<size_t>(p.input_shape.elements()), 0, 255)
+                    : random_bytes<int8_t>(r, static_cast<size_t>(p.input_shape.elements()), -128, 127);
+    p.input = input.data();
+    const auto out_bytes = static_cast<size_t>(p.output_shape.elements());
+    const auto want = run(ref, p, out_bytes);
+    for (SimdLevel level : levels()) {
+      INFO("level " << simd_level_name(level) << (u8 ? " uint8" : " int8") << " filter " << p.filter_h << "x"
+                    << p.filter_w << " stride " << p.stride_h << "x" << p.stride_w << (same ? " SAME" : " VALID"));
+      const auto b = make_optimized_kernel_backend(level);
+      CHECK(b->scratch_bytes(OpParams{p}) == static_cast<size_t>(p.output_shape.c) * 4);  // the optimised path's sums
+      CHECK(run(*b, p, out_bytes) == want);
     }
   }
 }

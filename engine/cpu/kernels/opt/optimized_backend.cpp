@@ -67,6 +67,7 @@ size_t OptimizedKernelBackend::scratch_bytes(const OpParams& op) const {
     return opt::conv2d_scratch_bytes(*c, pool_.size(), opt::conv2d_layout(*c, kernels_));
   if (const auto* d = std::get_if<DepthwiseConv2DParams>(&op)) return opt::depthwise_scratch_bytes(*d, pool_.size());
   if (const auto* f = std::get_if<FullyConnectedParams>(&op)) return opt::fully_connected_scratch_bytes(*f);
+  if (const auto* a = std::get_if<AveragePool2DParams>(&op)) return opt::average_pool_scratch_bytes(*a);
   if (const auto* l = std::get_if<LstmParams>(&op))  // the reference kernel's buffers too: it is the fallback
     return std::max(opt::lstm_scratch_bytes(*l), ReferenceKernelBackend::scratch_bytes(op));
   return ReferenceKernelBackend::scratch_bytes(op);

@@ -37,6 +37,7 @@ class OptimizedKernelBackend : public ReferenceKernelBackend {
   void transpose(const TransposeParams& p) override;
   void lstm(const LstmParams& p) override;
   void softmax(const SoftmaxParams& p) override;
+  void average_pool2d(const AveragePool2DParams& p) override;
   void quantize(const QuantizeParams& p) override;
 
  private:
@@ -58,6 +59,7 @@ size_t depthwise_prepared_bytes(const DepthwiseConv2DParams& p);
 void depthwise_prepare(const DepthwiseConv2DParams& p, DepthwiseLayout layout, std::span<uint8_t> prepared);
 size_t fully_connected_scratch_bytes(const FullyConnectedParams& p);
 size_t softmax_prepared_bytes(const SoftmaxParams& p);
+size_t average_pool_scratch_bytes(const AveragePool2DParams& p);
 size_t quantize_prepared_bytes(const QuantizeParams& p);
 void quantize_prepare(const QuantizeParams& p, std::span<uint8_t> prepared);
 void softmax_prepare(const SoftmaxParams& p, std::span<uint8_t> prepared);
