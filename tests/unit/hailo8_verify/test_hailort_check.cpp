@@ -1,9 +1,11 @@
 // aisrv tests — `aisrv hef verify-hailort`'s comparisons without a real libhailort: HailoRT's stream and vstream
 // records (built here the way hailort.h lays them out, from the streams our reader finds in the shared HEFs) are read
 // back into our vocabulary and compared; equal records give no difference, and each edited field is reported once,
-// named. The loader part: a library without the HEF inspection functions (our hailort double) is refused by name.
+// named. The loader part: a library without the HEF inspection functions (our hailort double) is refused by name, and
+// the configured library (explicit path, else AISRV_HAILORT_LIBRARY) is tried alone.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "aisrv/engine/hailo8/hef/reader.hpp"
@@ -274,4 +276,22 @@ TEST_CASE("the reason of a refusal is the first error line HailoRT logged, witho
   CHECK(verify::first_logged_error("[x] [HailoRT] [info] [a.cpp:1] [f] fine\n").empty());
   CHECK(verify::first_logged_error("").empty());
   CHECK(verify::first_logged_error("[error] no fields").find("no fields") != std::string::npos);
+}
+
+TEST_CASE("the configured libhailort: an explicit path, else AISRV_HAILORT_LIBRARY, each tried alone") {
+  const char* before = std::getenv("AISRV_HAILORT_LIBRARY");
+  const std::string saved = before ? before : "";
+  ::setenv("AISRV_HAILORT_LIBRARY", AISRV_HAILORT_DOUBLE, 1);
+  auto lib = HailortLibrary::open_configured("");
+  REQUIRE_MESSAGE(lib.ok(), (lib ? "" : lib.error().message));
+  CHECK((*lib)->path() == AISRV_HAILORT_DOUBLE);
+  ::setenv("AISRV_HAILORT_LIBRARY", "/nonexistent/libhailort.so.4.23.0", 1);
+  auto bad = HailortLibrary::open_configured("");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message.find("AISRV_HAILORT_LIBRARY names /nonexistent/libhailort.so.4.23.0") != std::string::npos);
+  CHECK(bad.error().message.find("no other library is tried") != std::string::npos);
+  auto explicit_wins = HailortLibrary::open_configured(AISRV_HAILORT_DOUBLE);  // the environment is not consulted
+  CHECK(explicit_wins.ok());
+  if (saved.empty()) ::unsetenv("AISRV_HAILORT_LIBRARY");
+  else ::setenv("AISRV_HAILORT_LIBRARY", saved.c_str(), 1);
 }
