@@ -34,6 +34,10 @@ void OptimizedKernelBackend::add(const AddParams& p) {
   s.act_max = p.act_max;
   // Split across the worker pool in spans of whole 64-element blocks (the vector loop's steps stay aligned).
   const auto add = kernels_.add[p.dtype == DType::int8 ? 0 : 1];
+  if (pool_.size() == 1) {
+    add(s);
+    return;
+  }
   const auto blocks = static_cast<size_t>((s.count + 63) / 64);
   const size_t parts = std::max<size_t>(std::min(blocks, 2 * pool_.size()), 1);
   pool_.run(parts, [&](size_t part, size_t) {

@@ -75,6 +75,11 @@ void OptimizedKernelBackend::pad(const PadParams& p) {
   }
   // The first dimension longer than 1 is split across the worker pool (the ones before it hold one position); each
   // part fills or copies whole slabs of it, exactly what the walk would do for those indices.
+  if (pool_.size() == 1) {  // one participant: the plain walk (fewer calls than the parts below)
+    w.walk(0, static_cast<const uint8_t*>(p.input), static_cast<uint8_t*>(p.output));
+    return;
+  }
+  const uint64_t bytes = static_cast<uint64_t>(so) * w.es;
   int split = 0;
   while (split < os.rank - 1 && os[split] == 1) ++split;
   const auto k = static_cast<size_t>(split);
@@ -83,7 +88,6 @@ void OptimizedKernelBackend::pad(const PadParams& p) {
   const auto* in = static_cast<const uint8_t*>(p.input);
   auto* out = static_cast<uint8_t*>(p.output);
   const size_t parts = std::min(total, 4 * pool_.size());
-  const uint64_t bytes = static_cast<uint64_t>(so) * w.es;
   pool_.run(parts, [&](size_t part, size_t) {
     for (size_t i = total * part / parts; i < total * (part + 1) / parts; ++i) {
       uint8_t* slab = out + i * w.out_stride[k] * w.es;
