@@ -1,7 +1,8 @@
 // aisrv CPU engine, optimised kernels — the backend class (internal to kernels/opt): the reference backend with
 // the kernels that matter overridden (profile of the test models: CONV_2D and DEPTHWISE_CONV_2D take > 95 % of the
-// reference time, then PAD, ADD, TRANSPOSE, MEAN, FULLY_CONNECTED). One file per kernel driver; the inner loops come
-// from an OptKernels table filled for the instruction-set level chosen at construction (opt_kernels.hpp).
+// reference time, then PAD, ADD, TRANSPOSE, MEAN, FULLY_CONNECTED; the LSTM models are their LSTM, then QUANTIZE and
+// SOFTMAX). One file per kernel driver; the inner loops come from an OptKernels table filled for the instruction-set
+// level chosen at construction (opt_kernels.hpp).
 #pragma once
 
 #include "aisrv/engine/cpu/kernel_backend.hpp"
