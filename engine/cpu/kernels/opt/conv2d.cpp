@@ -84,38 +84,10 @@ ConvPlan plan_conv(const Conv2DParams& p, size_t participants, GemmLayout layout
   return c;
 }
 
-// GemmLayout::dot (int8, filter offset 0): the weight bytes as they are, [Kp16/4][16][4]; bias + input offset times
-// the sum of the channel's weights (wrapping, like every int32 sum here: the result is the reference's value).
-void pack_dot(const Conv2DParams& p, const ConvPlan& c, std::span<uint8_t> prepared) {
-  const auto* filter = static_cast<const int8_t*>(p.filter);
-  uint8_t* base = prepared.data() + kPreparedHeaderBytes;
-  for (int32_t g = 0; g < c.groups; ++g) {
-    for (size_t nb = 0; nb < c.blocks; ++nb) {
-      uint8_t* block = base + (static_cast<size_t>(g) * c.blocks + nb) * c.block_bytes;
-      auto* w = reinterpret_cast<int8_t*>(block);
-      auto* bias = reinterpret_cast<int32_t*>(block + c.weights_bytes());
-      int32_t* multiplier = bias + kGemmCols;
-      int32_t* shift = multiplier + kGemmCols;
-      for (int j = 0; j < kGemmCols; ++j) {
-        const size_t local = nb * kGemmCols + static_cast<size_t>(j);
-        const bool valid = local < static_cast<size_t>(c.group_out);
-        const size_t oc = static_cast<size_t>(g) * static_cast<size_t>(c.group_out) + local;
-        const int8_t* row = filter + oc * c.depth;
-        int64_t sum = 0;
-        for (size_t k = 0; k < c.depth_padded; ++k) {
-          const int8_t v = valid && k < c.depth ? row[k] : int8_t{0};
-          w[(k / 4 * kGemmCols + static_cast<size_t>(j)) * 4 + k % 4] = v;
-          sum += v;
-        }
-        const int64_t folded = int64_t{valid && p.bias ? p.bias[oc] : 0} + int64_t{p.input_offset} * sum;
-        bias[j] = valid ? static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(folded))) : 0;
-        multiplier[j] = valid ? p.output_multiplier[oc] : 0;
-        shift[j] = valid ? p.output_shift[oc] : 0;
-      }
-    }
-  }
-}
-
+// Weights, bias, multiplier and shift of every 16-channel block, in the layout's order. The int16 layouts hold
+// weight + filter offset; GemmLayout::dot (int8, filter offset 0) the weight bytes as they are, [Kp16/4][16][4], with
+// the input offset times the sum of the channel's weights folded into the bias (wrapping, like every int32 sum here:
+// the result is the reference's value).
 template <typename T>
 void pack(const Conv2DParams& p, const ConvPlan& c, GemmLayout layout, std::span<uint8_t> prepared) {
   const T* filter = static_cast<const T*>(p.filter);
@@ -123,25 +95,33 @@ void pack(const Conv2DParams& p, const ConvPlan& c, GemmLayout layout, std::span
   for (int32_t g = 0; g < c.groups; ++g) {
     for (size_t nb = 0; nb < c.blocks; ++nb) {
       uint8_t* block = base + (static_cast<size_t>(g) * c.blocks + nb) * c.block_bytes;
-      auto* w = reinterpret_cast<int16_t*>(block);
+      auto* w16 = reinterpret_cast<int16_t*>(block);
+      auto* w8 = reinterpret_cast<int8_t*>(block);
       auto* bias = reinterpret_cast<int32_t*>(block + c.weights_bytes());
       int32_t* multiplier = bias + kGemmCols;
       int32_t* shift = multiplier + kGemmCols;
       for (int j = 0; j < kGemmCols; ++j) {
-        const size_t local = nb * kGemmCols + static_cast<size_t>(j);
+        const auto col = static_cast<size_t>(j);
+        const size_t local = nb * kGemmCols + col;
         const bool valid = local < static_cast<size_t>(c.group_out);
         const size_t oc = static_cast<size_t>(g) * static_cast<size_t>(c.group_out) + local;
-        bias[j] = valid && p.bias ? p.bias[oc] : 0;
         multiplier[j] = valid ? p.output_multiplier[oc] : 0;
         shift[j] = valid ? p.output_shift[oc] : 0;
         const T* row = filter + oc * c.depth;
+        int64_t sum = 0;
         for (size_t k = 0; k < c.depth_padded; ++k) {
           const int32_t v = valid && k < c.depth ? int32_t{row[k]} + p.filter_offset : 0;
-          const size_t at = layout == GemmLayout::pairs     ? (k / 2 * kGemmCols + static_cast<size_t>(j)) * 2 + k % 2
-                            : layout == GemmLayout::k_major ? k * kGemmCols + static_cast<size_t>(j)
-                                                            : static_cast<size_t>(j) * c.depth_padded + k;
-          w[at] = static_cast<int16_t>(v);
+          sum += v;
+          switch (layout) {
+            case GemmLayout::dot: w8[(k / 4 * kGemmCols + col) * 4 + k % 4] = static_cast<int8_t>(v); break;
+            case GemmLayout::pairs: w16[(k / 2 * kGemmCols + col) * 2 + k % 2] = static_cast<int16_t>(v); break;
+            case GemmLayout::k_major: w16[k * kGemmCols + col] = static_cast<int16_t>(v); break;
+            default: w16[col * c.depth_padded + k] = static_cast<int16_t>(v); break;
+          }
         }
+        const int64_t b = valid && p.bias ? p.bias[oc] : 0;
+        const int64_t folded = layout == GemmLayout::dot ? b + int64_t{p.input_offset} * sum : b;
+        bias[j] = valid ? static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(folded))) : 0;
       }
     }
   }
@@ -296,8 +276,7 @@ void conv2d_prepare(const Conv2DParams& p, GemmLayout layout, std::span<uint8_t>
                  ? 1
                  : 0;
   if (h.usable) {
-    if (layout == GemmLayout::dot) pack_dot(p, c, prepared);
-    else if (p.dtype == DType::int8) pack<int8_t>(p, c, layout, prepared);
+    if (p.dtype == DType::int8) pack<int8_t>(p, c, layout, prepared);
     else pack<uint8_t>(p, c, layout, prepared);
   }
   std::memcpy(prepared.data(), &h, sizeof h);
