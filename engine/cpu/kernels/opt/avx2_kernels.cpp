@@ -358,12 +358,7 @@ AISRV_AVX2 void mul(const MulSpan& m) {
       _mm_storel_epi64(reinterpret_cast<__m128i*>(m.out8 + i), bytes);
     }
   }
-  for (; i < m.count; ++i) {
-    const int32_t v = fp::requantize(int32_t{m.a[i]} * int32_t{m.b[i]}, m.multiplier, m.shift, m.offset, m.act_min,
-                                     m.act_max);
-    if (m.out16) m.out16[i] = static_cast<int16_t>(v);
-    else m.out8[i] = static_cast<int8_t>(v);
-  }
+  for (; i < m.count; ++i) mul_element(m, i);
 }
 
 }  // namespace

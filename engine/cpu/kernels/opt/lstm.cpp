@@ -231,20 +231,13 @@ bool lstm_run(const LstmParams& p, const OptKernels& k) {
     std::memcpy(output, hidden, state);
   };
 
-  if (p.time_major) {
-    for (int32_t t = 0; t < p.time_steps; ++t)
-      for (int32_t b = 0; b < p.batches; ++b) {
-        const int64_t row = int64_t{t} * p.batches + b;
-        step(p.input + row * p.input_dim, p.hidden_state + int64_t{b} * p.state_dim,
-             p.cell_state + int64_t{b} * p.state_dim, p.output + row * p.state_dim);
-      }
-    return true;
-  }
-  for (int32_t b = 0; b < p.batches; ++b)
-    for (int32_t t = 0; t < p.time_steps; ++t) {
-      const int64_t row = int64_t{b} * p.time_steps + t;
-      step(p.input + row * p.input_dim, p.hidden_state + int64_t{b} * p.state_dim,
-           p.cell_state + int64_t{b} * p.state_dim, p.output + row * p.state_dim);
+  // Rows in memory order: time-major [time][batch], batch-major [batch][time]; the state row is the batch's.
+  const int32_t outer = p.time_major ? p.time_steps : p.batches, inner = p.time_major ? p.batches : p.time_steps;
+  for (int32_t o = 0; o < outer; ++o)
+    for (int32_t i = 0; i < inner; ++i) {
+      const int64_t row = int64_t{o} * inner + i, b = p.time_major ? i : o;
+      step(p.input + row * p.input_dim, p.hidden_state + b * p.state_dim, p.cell_state + b * p.state_dim,
+           p.output + row * p.state_dim);
     }
   return true;
 }

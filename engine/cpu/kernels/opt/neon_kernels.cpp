@@ -90,6 +90,18 @@ inline int16x8_t widen8(const uint8_t* src, int16x8_t offset) {
 // Two passes of 6 rows x 8 channels (12 accumulators, so everything stays in the 32 registers): for each depth
 // entry k, one 8-channel weight vector times each row's a[k] taken by element (SMLAL / SMLAL2 by lane).
 
+// The epilogue of a GEMM pass: requantizes the 6 rows x 8 channels of pass `half` (two int32x4 per row) and stores
+// the block's rows and the pass's `cols` channels.
+template <bool U>
+inline void store_half(const GemmBlock& g, int half, int32_t cols, const int32x4_t (&rows)[kGemmRows][2],
+                       const OutputRange& range) {
+  const Requant ql = requant_of(g.multiplier + half * 8, g.shift + half * 8);
+  const Requant qh = requant_of(g.multiplier + half * 8 + 4, g.shift + half * 8 + 4);
+  for (int32_t r = 0; r < g.rows; ++r)
+    store_bytes(g.out + static_cast<size_t>(r) * g.out_stride + half * 8,
+                narrow8<U>(requantize4(rows[r][0], ql, range), requantize4(rows[r][1], qh, range)), cols);
+}
+
 #define AISRV_NEON_STEP(L)                                                    \
   {                                                                           \
     const int16x8_t b = vld1q_s16(bp + (k + (L)) * kGemmCols);                \
@@ -149,12 +161,8 @@ void gemm(const GemmBlock& g) {
       c5l = vmlal_n_s16(c5l, bl, ar[5][k]);
       c5h = vmlal_n_s16(c5h, bh, ar[5][k]);
     }
-    const Requant ql = requant_of(g.multiplier + half * 8, g.shift + half * 8);
-    const Requant qh = requant_of(g.multiplier + half * 8 + 4, g.shift + half * 8 + 4);
     const int32x4_t rows[kGemmRows][2] = {{c0l, c0h}, {c1l, c1h}, {c2l, c2h}, {c3l, c3h}, {c4l, c4h}, {c5l, c5h}};
-    for (int32_t r = 0; r < g.rows; ++r)
-      store_bytes(g.out + static_cast<size_t>(r) * g.out_stride + half * 8,
-                  narrow8<U>(requantize4(rows[r][0], ql, range), requantize4(rows[r][1], qh, range)), cols);
+    store_half<U>(g, half, cols, rows, range);
   }
 }
 
@@ -333,12 +341,7 @@ void mul(const MulSpan& m) {
     if (m.out16) vst1q_s16(m.out16 + i, words);
     else vst1_s8(m.out8 + i, vmovn_s16(words));
   }
-  for (; i < m.count; ++i) {
-    const int32_t v = fp::requantize(int32_t{m.a[i]} * int32_t{m.b[i]}, m.multiplier, m.shift, m.offset, m.act_min,
-                                     m.act_max);
-    if (m.out16) m.out16[i] = static_cast<int16_t>(v);
-    else m.out8[i] = static_cast<int8_t>(v);
-  }
+  for (; i < m.count; ++i) mul_element(m, i);
 }
 
 // ---- CONV_2D with the ARMv8.2 dot product: 6 x 16 GEMM block, int8, weights in GemmLayout::dot ----------------
@@ -386,12 +389,8 @@ __attribute__((target("arch=armv8.2-a+dotprod"))) void gemm_dot(const GemmBlock&
       AISRV_DOT_STEP(2)
       AISRV_DOT_STEP(3)
     }
-    const Requant ql = requant_of(g.multiplier + half * 8, g.shift + half * 8);
-    const Requant qh = requant_of(g.multiplier + half * 8 + 4, g.shift + half * 8 + 4);
     const int32x4_t rows[kGemmRows][2] = {{c0l, c0h}, {c1l, c1h}, {c2l, c2h}, {c3l, c3h}, {c4l, c4h}, {c5l, c5h}};
-    for (int32_t r = 0; r < g.rows; ++r)
-      store_bytes(g.out + static_cast<size_t>(r) * g.out_stride + half * 8,
-                  narrow8<false>(requantize4(rows[r][0], ql, range), requantize4(rows[r][1], qh, range)), cols);
+    store_half<false>(g, half, cols, rows, range);
   }
 }
 

@@ -19,7 +19,7 @@ namespace {
 // round(q) with halves away from zero, limited to [-65536, 65536] (every output type's range lies well inside, so
 // the final clamp gives the same value as the reference's saturating conversion would), NaN -> 0.
 inline int32_t round_limited(float q) {
-  const float a = std::min(std::fabs(q), 65536.0f);  // NaN: fabs(NaN) is NaN, min(NaN, x) = NaN ...
+  const float a = std::min(std::fabs(q), 65536.0f);  // NaN stays NaN (std::min returns its first argument)
   const float t = static_cast<float>(static_cast<int32_t>(a == a ? a : 0.0f));
   const float r = (a - t >= 0.5f) ? t + 1.0f : t;
   const auto v = static_cast<int32_t>(r);

@@ -22,6 +22,14 @@ inline int32_t add_element(int32_t x, int32_t y, const AddSpan& s) {
   return std::clamp(raw, s.act_min, s.act_max);
 }
 
+// Element i of an LSTM element-wise product (MulSpan), stored as int16 or int8.
+inline void mul_element(const MulSpan& m, int64_t i) {
+  const int32_t v =
+      fp::requantize(int32_t{m.a[i]} * int32_t{m.b[i]}, m.multiplier, m.shift, m.offset, m.act_min, m.act_max);
+  if (m.out16) m.out16[i] = static_cast<int16_t>(v);
+  else m.out8[i] = static_cast<int8_t>(v);
+}
+
 // The value of byte `v` as element type T (int8 or uint8).
 template <bool Unsigned>
 inline int32_t element(uint8_t v) {
