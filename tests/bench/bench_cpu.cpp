@@ -240,11 +240,13 @@ bool run_model(const ModelCase& mc, const Options& opt) {
   if (opt.layers) {
     for (size_t i = 0; i < it.operators().size(); ++i) {
       const PreparedOp& op = it.operators()[i];
-      const double ft = median(m[0].layers[i]), rt = median(m[1].layers[i]);
+      const double ft = median(m[0].layers[i]), rt = median(m[1].layers[i]), tt = median(m[threaded].layers[i]);
       const uint64_t n = macs_of(op.params);
-      std::printf("info cpu_%s layer %3zu %-18s opt %8.4f ms  ref %8.4f ms  %6.1f x  %7.2f GMAC/s  %s\n", name.c_str(),
-                  i, op.op_name.c_str(), ft, rt, ft > 0 ? rt / ft : 0.0,
-                  ft > 0 ? static_cast<double>(n) / (ft * 1e6) : 0.0, op.layer_name.c_str());
+      std::printf("info cpu_%s layer %3zu %-18s opt %8.4f ms  ref %8.4f ms  %6.1f x  %7.2f GMAC/s  threads%zu %8.4f ms "
+                  "(%4.2f x)  %s\n",
+                  name.c_str(), i, op.op_name.c_str(), ft, rt, ft > 0 ? rt / ft : 0.0,
+                  ft > 0 ? static_cast<double>(n) / (ft * 1e6) : 0.0, opt.threads, tt, tt > 0 ? ft / tt : 0.0,
+                  op.layer_name.c_str());
     }
   }
   std::fflush(stdout);

@@ -61,15 +61,19 @@ struct TensorSpec {
 };
 
 // Decoded builtin options (absent options table = the format's defaults).
+// `folded_pad` is never in a model: fold_pads() sets it when it folds the PAD before a VALID convolution into it
+// (the window then runs VALID over the input padded by these amounts, with the input's zero point).
 struct Conv2DOptions {
   PaddingKind padding = PaddingKind::same;
   int32_t stride_w = 0, stride_h = 0, dilation_w = 1, dilation_h = 1;
   Activation activation = Activation::none;
+  std::optional<Padding2D> folded_pad;
 };
 struct DepthwiseConv2DOptions {
   PaddingKind padding = PaddingKind::same;
   int32_t stride_w = 0, stride_h = 0, depth_multiplier = 0, dilation_w = 1, dilation_h = 1;
   Activation activation = Activation::none;
+  std::optional<Padding2D> folded_pad;
 };
 struct Pool2DOptions {
   PaddingKind padding = PaddingKind::same;

@@ -129,7 +129,15 @@ Result<void> Interpreter::prepare_operators(const InterpreterConfig& config, Ker
     op.params = AISRV_TRY(prepare(PrepareContext(graph_, i, memory_)));
     for (int32_t t : spec.inputs)
       if (t != kNoTensor && graph_.tensors[static_cast<size_t>(t)].is_variable) op.variables.push_back(t);
-    if (needs) {
+    for (const PadFold& f : folds_)
+      if (static_cast<size_t>(f.pad_op) == i) op.folded_into = f.into_op;
+    if (op.folded_into >= 0) {  // prepared (so validated) but never run: no scratch, no prepared data
+      if (needs) {
+        needs->scratch.push_back(0);
+        needs->primary_prepared.push_back(0);
+        needs->checker_prepared.push_back(0);
+      }
+    } else if (needs) {
       size_t s = config.primary ? config.primary->scratch_bytes(op.params) : 0;
       if (config.checker) s = std::max(s, config.checker->scratch_bytes(op.params));
       needs->scratch.push_back(s);
@@ -159,6 +167,8 @@ Result<std::unique_ptr<Interpreter>> Interpreter::load(std::span<const uint8_t> 
   AlignedBytes copy = AISRV_TRY(AlignedBytes::allocate(model.size(), "model copy"));
   if (!model.empty()) std::memcpy(copy.data(), model.data(), model.size());
   it->graph_ = AISRV_TRY(read_tflite_model(std::span<const uint8_t>(copy.data(), copy.size())));
+  const bool fold = config.primary && config.primary->folds_pads();
+  if (fold) it->folds_ = fold_pads(it->graph_);
   Graph& g = it->graph_;
   if (g.operators.size() > kMaxOperators)
     return make_error(Errc::model_error, "model has {} operators; the cpu engine accepts at most {}",
@@ -189,6 +199,7 @@ Result<std::unique_ptr<Interpreter>> Interpreter::load(std::span<const uint8_t> 
     if (g.tensors[t].is_variable) use(static_cast<int32_t>(t), 0, end);
   for (int32_t i = 0; i < op_count; ++i) {
     const OperatorSpec& op = g.operators[static_cast<size_t>(i)];
+    if (it->ops_[static_cast<size_t>(i)].folded_into >= 0) continue;  // reads and writes nothing
     for (int32_t t : op.inputs)
       if (t != kNoTensor) use(t, i, i);
     for (int32_t t : op.outputs) use(t, i, i);
@@ -235,6 +246,7 @@ Result<std::unique_ptr<Interpreter>> Interpreter::load(std::span<const uint8_t> 
     if (!model.empty()) std::memcpy(it->block_.data(), copy.data(), model.size());
     copy = AlignedBytes();
     it->graph_ = AISRV_TRY(read_tflite_model(std::span<const uint8_t>(it->block_.data(), model.size())));
+    if (fold) it->folds_ = fold_pads(it->graph_);  // the same rewrite of the same model
     it->arena_ = it->block_.data() + model_in_arena;
   } else {
     it->model_ = std::move(copy);
@@ -260,6 +272,7 @@ Result<std::unique_ptr<Interpreter>> Interpreter::load(std::span<const uint8_t> 
   if (config.checker) {
     size_t out_max = 0, var_total = 0;
     for (const PreparedOp& op : it->ops_) {
+      if (op.folded_into >= 0) continue;
       out_max = std::max(out_max, it->graph_.tensors[static_cast<size_t>(op.output_tensor)].bytes);
       size_t v = 0;
       for (int32_t t : op.variables) v += it->graph_.tensors[static_cast<size_t>(t)].bytes;
@@ -287,6 +300,14 @@ Result<std::unique_ptr<Interpreter>> Interpreter::load(std::span<const uint8_t> 
                        it->ops_.size(), it->graph_.tensors.size(), it->plan_.arena_bytes, mib(it->plan_.arena_bytes),
                        buffers, prepared_total, it->plan_.peak_live_bytes, it->plan_.naive_bytes,
                        100.0 * it->plan_.efficiency()));
+  if (!it->folds_.empty()) {
+    std::string list;
+    for (const PadFold& f : it->folds_)
+      list += fmt::format("{}{} into {} (padding top {} left {} bottom {} right {})", list.empty() ? "" : ", ",
+                          f.pad_op, f.into_op, f.padding.top, f.padding.left, f.padding.bottom, f.padding.right);
+    log_line(config.log, fmt::format("cpu: {} PAD operator(s) folded into the convolution reading them: {}",
+                                     it->folds_.size(), list));
+  }
   if (!it->realigned_.empty())
     log_line(config.log, fmt::format("cpu: {} constant tensors were misaligned in the model and copied",
                                      it->realigned_.size()));
@@ -347,6 +368,10 @@ Result<std::vector<LayerTime>> Interpreter::invoke(KernelBackend& primary, Kerne
     if (ctx.cancelled())
       return make_error(Errc::cancelled, "inference cancelled before operator {} of {}", i, ops_.size());
     const PreparedOp& op = ops_[i];
+    if (op.folded_into >= 0) {  // its reader pads as it reads
+      layers.push_back(LayerTime{op.layer_name, op.op_name, 0});
+      continue;
+    }
     const size_t out_bytes = graph_.tensors[static_cast<size_t>(op.output_tensor)].bytes;
     if (checker) {
       // The checker runs first, into the shadow buffer, from the same inputs and variable state.

@@ -2,7 +2,9 @@
 // prepared operators and the arena. Load = read the model, prepare every operator, ask the kernel backend(s) for
 // scratch, plan all activations and scratch into one arena (memory_planner), check the budget, allocate, bind.
 // Invoke = reset variable tensors, run the operators in order through a KernelBackend, time each one; in verify
-// mode also run a second backend per operator into a shadow buffer and stop at the first difference.
+// mode also run a second backend per operator into a shadow buffer and stop at the first difference. A primary
+// backend that folds pads gets the graph rewritten at load (pad_folding.hpp): folded PADs stay in the operator list
+// (their timings read 0) but do not run and their output is not allocated.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,7 @@
 #include "aisrv/engine/cpu/kernel_backend.hpp"
 #include "graph.hpp"
 #include "memory_planner.hpp"
+#include "pad_folding.hpp"
 #include "ops/prepare.hpp"
 
 namespace aisrv::engine::cpu {
@@ -50,6 +53,7 @@ struct PreparedOp {
   int32_t output_tensor = 0;
   OpParams params;
   std::vector<int32_t> variables;  // variable tensors this operator updates (saved/restored in verify mode)
+  int32_t folded_into = -1;        // a PAD folded into this later operator: not run
 };
 
 class Interpreter {
@@ -60,6 +64,7 @@ class Interpreter {
   const MemoryPlan& plan() const { return plan_; }
   size_t model_bytes() const { return model_bytes_; }
   const std::vector<PreparedOp>& operators() const { return ops_; }
+  const std::vector<PadFold>& folded_pads() const { return folds_; }
 
   std::span<uint8_t> input(size_t index);
   std::span<const uint8_t> output(size_t index) const;
@@ -87,6 +92,7 @@ class Interpreter {
   size_t model_bytes_ = 0;
   std::vector<AlignedBytes> realigned_;  // constants the model stored misaligned
   Graph graph_;
+  std::vector<PadFold> folds_;
   TensorMemory memory_;
   std::vector<int32_t> arena_tensors_;  // tensors placed in the arena, in request order
   std::vector<PreparedOp> ops_;

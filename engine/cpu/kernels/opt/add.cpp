@@ -7,6 +7,12 @@
 
 namespace aisrv::engine::cpu {
 
+namespace {
+// An element of ADD (three requantizations) costs about as much as 32 multiply-accumulates of a convolution, the
+// pool's measure of work: layers of a few thousand elements are worth splitting.
+constexpr uint64_t kAddWorkPerElement = 32;
+}  // namespace
+
 void OptimizedKernelBackend::add(const AddParams& p) {
   auto rescale_ok = [](int32_t multiplier, int32_t shift) { return multiplier >= 0 && shift <= 0 && shift >= -31; };
   const bool same_shape = p.input1_shape == p.output_shape && p.input2_shape == p.output_shape;
@@ -50,7 +56,7 @@ void OptimizedKernelBackend::add(const AddParams& p) {
     mine.out += first;
     mine.count = end - first;
     add(mine);
-  }, static_cast<uint64_t>(s.count));
+  }, static_cast<uint64_t>(s.count) * kAddWorkPerElement);
 }
 
 }  // namespace aisrv::engine::cpu

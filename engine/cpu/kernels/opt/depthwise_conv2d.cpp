@@ -7,8 +7,8 @@
 //            offset), one value per *output* channel (input channel oc / depth_multiplier, so any multiplier becomes
 //            an element-wise product), with zero columns for the left/right padding; rows above or below the input
 //            read a zero row. A small cache of filter_h converted rows serves consecutive output rows. Then one row
-//            kernel call (opt_kernels.hpp) per output row. With a worker pool, the output rows are split into one
-//            contiguous range per participant, each with its own scratch (row cache, accumulators).
+//            kernel call (opt_kernels.hpp) per output row. With a worker pool, the output rows are split into
+//            contiguous ranges (run() says how many), each participant with its own scratch (row cache, accumulators).
 // A padding tap multiplies 0, which is what the reference's skipped tap adds.
 #include <algorithm>
 #include <cstring>
@@ -209,9 +209,11 @@ void run_rows(const DepthwiseConv2DParams& p, const DepthwisePlan& d, const OptK
 template <typename T>
 void run(const DepthwiseConv2DParams& p, const DepthwisePlan& d, const OptKernels& k, WorkerPool& pool) {
   const size_t rows = static_cast<size_t>(p.output_shape.n) * static_cast<size_t>(p.output_shape.h);
-  // Four ranges of rows per participant, taken as they come, so a participant held up (another process, a slower
-  // core) does not hold up the layer; each range starts with an empty row cache (filter_h rows converted again).
-  const size_t parts = std::min(rows, pool.size() == 1 ? size_t{1} : 4 * pool.size());
+  // Up to four ranges of rows per participant, taken as they come, so a participant held up (another process, a
+  // slower core) does not hold up the layer; but each range starts with an empty row cache (its first filter_h rows
+  // converted again), so a range has at least 8 rows where the layer has them (a 14-row layer: one per participant).
+  const size_t per_participant = std::clamp<size_t>(rows / (pool.size() * 8), 1, 4);
+  const size_t parts = std::min(rows, pool.size() == 1 ? size_t{1} : per_participant * pool.size());
   const uint64_t macs = uint64_t{rows} * static_cast<uint64_t>(p.output_shape.w) * d.channels * d.taps;
   pool.run(parts, [&](size_t part, size_t participant) {
     run_rows<T>(p, d, k, p.scratch.data() + participant * d.participant_bytes(), rows * part / parts,

@@ -21,6 +21,7 @@ class OptimizedKernelBackend : public ReferenceKernelBackend {
                                   uint64_t min_parallel_work = opt::WorkerPool::kMinParallelWork);
 
   std::string_view name() const override { return "opt"; }
+  bool folds_pads() const override { return true; }
   std::string description() const override;
   SimdLevel level() const { return level_; }
   size_t threads() const { return pool_.size(); }

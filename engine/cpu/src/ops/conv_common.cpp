@@ -143,13 +143,28 @@ Result<void> prepare_conv_window_and_quantization(const PrepareContext& ctx, con
   p.stride_w = opt.stride_w;
   p.dilation_h = opt.dilation_h;
   p.dilation_w = opt.dilation_w;
-  const int32_t oh = AISRV_TRY(window_output_size(ctx, opt.padding, is.h, fs.h, p.stride_h, p.dilation_h, "height"));
-  const int32_t ow = AISRV_TRY(window_output_size(ctx, opt.padding, is.w, fs.w, p.stride_w, p.dilation_w, "width"));
-  if (oh != os.h || ow != os.w)
-    return ctx.error("output is {}x{} but the window arithmetic gives {}x{}", os.h, os.w, oh, ow);
-  const AxisPadding ph = window_padding(is.h, fs.h, oh, p.stride_h, p.dilation_h);
-  const AxisPadding pw = window_padding(is.w, fs.w, ow, p.stride_w, p.dilation_w);
-  p.padding = Padding2D{ph.before, pw.before, ph.after, pw.after};
+  if (opt.folded_pad) {  // VALID over the input padded by a folded PAD (pad_folding.hpp)
+    const Padding2D& f = *opt.folded_pad;
+    const int64_t padded_h = int64_t{is.h} + f.top + f.bottom, padded_w = int64_t{is.w} + f.left + f.right;
+    if (padded_h > std::numeric_limits<int32_t>::max() || padded_w > std::numeric_limits<int32_t>::max())
+      return ctx.error("input padded to {}x{} is too large", padded_h, padded_w);
+    const int32_t oh = AISRV_TRY(window_output_size(ctx, PaddingKind::valid, static_cast<int32_t>(padded_h), fs.h,
+                                                    p.stride_h, p.dilation_h, "height"));
+    const int32_t ow = AISRV_TRY(window_output_size(ctx, PaddingKind::valid, static_cast<int32_t>(padded_w), fs.w,
+                                                    p.stride_w, p.dilation_w, "width"));
+    if (oh != os.h || ow != os.w)
+      return ctx.error("output is {}x{} but the window arithmetic gives {}x{}", os.h, os.w, oh, ow);
+    p.padding = f;
+  } else {
+    const int32_t oh =
+        AISRV_TRY(window_output_size(ctx, opt.padding, is.h, fs.h, p.stride_h, p.dilation_h, "height"));
+    const int32_t ow = AISRV_TRY(window_output_size(ctx, opt.padding, is.w, fs.w, p.stride_w, p.dilation_w, "width"));
+    if (oh != os.h || ow != os.w)
+      return ctx.error("output is {}x{} but the window arithmetic gives {}x{}", os.h, os.w, oh, ow);
+    const AxisPadding ph = window_padding(is.h, fs.h, oh, p.stride_h, p.dilation_h);
+    const AxisPadding pw = window_padding(is.w, fs.w, ow, p.stride_w, p.dilation_w);
+    p.padding = Padding2D{ph.before, pw.before, ph.after, pw.after};
+  }
 
   const float in_scale = AISRV_TRY(ctx.scale(in, "input"));
   const float out_scale = AISRV_TRY(ctx.scale(out, "output"));

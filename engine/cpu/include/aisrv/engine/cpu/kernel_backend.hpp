@@ -42,6 +42,11 @@ class KernelBackend {
   virtual size_t prepared_bytes(const OpParams& op) const { return 0; }
   virtual void prepare(const OpParams& op, std::span<uint8_t> prepared) const {}
 
+  // Whether a model run with this backend has each PAD that only feeds a VALID convolution folded into it at load
+  // (pad_folding.hpp): the convolution pads as it reads and the PAD does not run. The reference backend keeps the
+  // model's operators one for one, as TensorFlow Lite Micro runs them.
+  virtual bool folds_pads() const { return false; }
+
   virtual void conv2d(const Conv2DParams& p) = 0;
   virtual void depthwise_conv2d(const DepthwiseConv2DParams& p) = 0;
   virtual void fully_connected(const FullyConnectedParams& p) = 0;
