@@ -471,16 +471,59 @@ TEST_CASE("the optimised kernels read their prepared data (a poisoned block chan
       }
     };
   };
-  // GemmLayout::dot (neon_dot, int8): the weight bytes, depth padded to 16, then the biases.
-  const size_t conv_dot_bias_at = opt::kPreparedHeaderBytes + (conv_depth + 15) / 16 * 16 * 16;
+  // The byte layouts (GemmLayout::dot on neon_dot, pairs8 on neon; int8): the weight bytes, depth padded to 16, then
+  // the biases. The layout a backend chose is in the prepared header.
+  const size_t conv_bytes_bias_at = opt::kPreparedHeaderBytes + (conv_depth + 15) / 16 * 16 * 16;
+  auto poison_conv = [&](std::vector<uint8_t>& prepared) {
+    opt::PreparedHeader h;
+    std::memcpy(&h, prepared.data(), sizeof h);
+    const bool bytes = h.layout == static_cast<uint32_t>(opt::GemmLayout::dot) ||
+                       h.layout == static_cast<uint32_t>(opt::GemmLayout::pairs8);
+    poison_bias(bytes ? conv_bytes_bias_at : conv_bias_at, 16)(prepared);
+  };
   for (SimdLevel level : levels()) {
     INFO("level " << simd_level_name(level));
     const auto b = make_optimized_kernel_backend(level);
-    const bool dot = level == SimdLevel::neon_dot && c.p.dtype == DType::int8;
     CHECK(run(*b, c.p, c.out_bytes) == want);
-    CHECK(run(*b, c.p, c.out_bytes, nullptr, poison_bias(dot ? conv_dot_bias_at : conv_bias_at, 16)) != want);
+    CHECK(run(*b, c.p, c.out_bytes, nullptr, poison_conv) != want);
     CHECK(run(*b, d.p, d.out_bytes) == want_d);
     CHECK(run(*b, d.p, d.out_bytes, nullptr, poison_bias(dw_bias_at, dw_channels)) != want_d);
+  }
+}
+
+TEST_CASE("CONV_2D weight layouts per level: int8 bytes where the GEMM can take them, int16 otherwise") {
+  Rng r(31);
+  ReferenceKernelBackend ref;
+  ConvCase c;
+  do {  // an int8 convolution deep enough for the pairwise GEMM
+  } while (!random_conv(r, c, false, false) ||
+           int64_t{c.p.filter_shape.h} * c.p.filter_shape.w * c.p.filter_shape.c < opt::kPairs8MinDepth);
+  auto layout_of = [&](KernelBackend& b) {
+    std::vector<uint8_t> prepared(b.prepared_bytes(OpParams{c.p}));
+    b.prepare(OpParams{c.p}, prepared);
+    opt::PreparedHeader h;
+    std::memcpy(&h, prepared.data(), sizeof h);
+    return static_cast<opt::GemmLayout>(h.layout);
+  };
+  for (SimdLevel level : levels()) {
+    INFO("level " << simd_level_name(level));
+    const auto b = make_optimized_kernel_backend(level);
+    const opt::GemmLayout expected = level == SimdLevel::neon_dot ? opt::GemmLayout::dot
+                                     : level == SimdLevel::neon   ? opt::GemmLayout::pairs8
+                                     : level == SimdLevel::avx2   ? opt::GemmLayout::pairs
+                                                                  : opt::GemmLayout::rows;
+    CHECK(layout_of(*b) == expected);
+    CHECK(run(*b, c.p, c.out_bytes) == run(ref, c.p, c.out_bytes));
+  }
+  // A weight of -128 (outside TFLite's symmetric int8 range) could overflow the pairwise int16 sums: the NEON level
+  // keeps the int16 layout for that convolution, and the result is still exact.
+  c.filter[c.filter.size() / 2] = static_cast<uint8_t>(-128);
+  const auto want = run(ref, c.p, c.out_bytes);
+  for (SimdLevel level : levels()) {
+    INFO("level " << simd_level_name(level));
+    const auto b = make_optimized_kernel_backend(level);
+    if (level == SimdLevel::neon) CHECK(layout_of(*b) == opt::GemmLayout::k_major);
+    CHECK(run(*b, c.p, c.out_bytes) == want);
   }
 }
 

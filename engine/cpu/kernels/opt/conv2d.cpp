@@ -4,7 +4,8 @@
 //            block (AVX2: [K/2][16][2], pairs of depth entries; NEON: [K][16]; portable: [16][K], one row per
 //            channel), with per-channel bias / multiplier / shift padded to 16; with the dot-product level, int8
 //            convolutions keep their weight bytes ([K16/4][16][4]) and fold the input offset into the bias, and
-//            their im2col rows are the input bytes themselves (the zero point for padding taps);
+//            their im2col rows are the input bytes themselves (the zero point for padding taps); the NEON level
+//            does the same for deep int8 convolutions in [K16/16][16][16] (GemmLayout::pairs8);
 //   invoke:  tiles of output pixels; each tile's im2col rows (input + input offset as int16, zero for padding taps,
 //            depth padded to even) are built in scratch, then 6 x 16 GEMM blocks (opt_kernels.hpp) accumulate,
 //            requantize and store. With a worker pool, the parts are (group, tile, range of channel blocks), each
@@ -29,7 +30,8 @@ constexpr size_t kMaxTileRows = 1024;
 size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 
 struct ConvPlan {
-  bool dot = false;                    // GemmLayout::dot: int8 im2col and weights, depth padded to 16
+  GemmLayout layout = GemmLayout::rows;
+  bool bytes = false;                  // GemmLayout::dot or pairs8: int8 im2col and weights, depth padded to 16
   size_t element = sizeof(int16_t);    // bytes per im2col / weight element
   size_t participants = 1;             // threads of the backend's pool, each with a scratch tile
   int32_t groups = 1, group_in = 0, group_out = 0;
@@ -53,15 +55,16 @@ struct ConvPlan {
 
 ConvPlan plan_conv(const Conv2DParams& p, size_t participants, GemmLayout layout) {
   ConvPlan c;
-  c.dot = layout == GemmLayout::dot;
-  c.element = c.dot ? 1 : sizeof(int16_t);
+  c.layout = layout;
+  c.bytes = layout == GemmLayout::dot || layout == GemmLayout::pairs8;
+  c.element = c.bytes ? 1 : sizeof(int16_t);
   c.participants = std::max<size_t>(participants, 1);
   const Dims4 &is = p.input_shape, &fs = p.filter_shape, &os = p.output_shape;
   c.groups = std::max(1, fs.c > 0 ? is.c / fs.c : 1);
   c.group_in = fs.c;
   c.group_out = os.c / c.groups;
   c.depth = static_cast<size_t>(fs.h) * static_cast<size_t>(fs.w) * static_cast<size_t>(fs.c);
-  c.depth_padded = round_up(std::max<size_t>(c.depth, 1), c.dot ? 16 : 2);
+  c.depth_padded = round_up(std::max<size_t>(c.depth, 1), c.bytes ? 16 : 2);
   c.blocks = (static_cast<size_t>(c.group_out) + kGemmCols - 1) / kGemmCols;
   c.pixels = static_cast<size_t>(os.n) * static_cast<size_t>(os.h) * static_cast<size_t>(os.w);
   // Rows per tile: a multiple of kGemmRows (the last GEMM block of a tile may hold zero rows), >= kGemmRows.
@@ -85,7 +88,8 @@ ConvPlan plan_conv(const Conv2DParams& p, size_t participants, GemmLayout layout
 }
 
 // Weights, bias, multiplier and shift of every 16-channel block, in the layout's order. The int16 layouts hold
-// weight + filter offset; GemmLayout::dot (int8, filter offset 0) the weight bytes as they are, [Kp16/4][16][4], with
+// weight + filter offset; the byte layouts (int8, filter offset 0) the weight bytes as they are — dot [Kp16/4][16][4],
+// pairs8 [Kp16/16][16][16] — with
 // the input offset times the sum of the channel's weights folded into the bias (wrapping, like every int32 sum here:
 // the result is the reference's value).
 template <typename T>
@@ -114,13 +118,14 @@ void pack(const Conv2DParams& p, const ConvPlan& c, GemmLayout layout, std::span
           sum += v;
           switch (layout) {
             case GemmLayout::dot: w8[(k / 4 * kGemmCols + col) * 4 + k % 4] = static_cast<int8_t>(v); break;
+            case GemmLayout::pairs8: w8[(k / 16 * kGemmCols + col) * 16 + k % 16] = static_cast<int8_t>(v); break;
             case GemmLayout::pairs: w16[(k / 2 * kGemmCols + col) * 2 + k % 2] = static_cast<int16_t>(v); break;
             case GemmLayout::k_major: w16[k * kGemmCols + col] = static_cast<int16_t>(v); break;
             default: w16[col * c.depth_padded + k] = static_cast<int16_t>(v); break;
           }
         }
         const int64_t b = valid && p.bias ? p.bias[oc] : 0;
-        const int64_t folded = layout == GemmLayout::dot ? b + int64_t{p.input_offset} * sum : b;
+        const int64_t folded = c.bytes ? b + int64_t{p.input_offset} * sum : b;
         bias[j] = valid ? static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(folded))) : 0;
       }
     }
@@ -145,11 +150,18 @@ void im2col_rows(const Conv2DParams& p, const ConvPlan& c, int32_t g, size_t m0,
     copy(input + m0 * pixel_stride, tile, rows * c.depth);
     return;
   }
-  for (size_t i = 0; i < rows; ++i) {
-    const size_t m = m0 + i;
-    const size_t b = m / per_image, r = m % per_image;
-    const auto oy = static_cast<int32_t>(r / static_cast<size_t>(os.w));
-    const auto ox = static_cast<int32_t>(r % static_cast<size_t>(os.w));
+  // Output position of row m0, then advanced row by row (no divisions per row).
+  size_t b = m0 / per_image;
+  auto oy = static_cast<int32_t>(m0 % per_image / static_cast<size_t>(os.w));
+  auto ox = static_cast<int32_t>(m0 % static_cast<size_t>(os.w));
+  for (size_t i = 0; i < rows; ++i, ++ox) {
+    if (ox == os.w) {
+      ox = 0;
+      if (++oy == os.h) {
+        oy = 0;
+        ++b;
+      }
+    }
     Out* dst = tile + i * c.depth_padded;
     const int32_t iy0 = oy * p.stride_h - p.padding.top, ix0 = ox * p.stride_w - p.padding.left;
     // Whole filter rows in one conversion when the taps of a row are adjacent input pixels, all inside.
@@ -195,7 +207,18 @@ void im2col(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, int32
 void im2col_bytes(const Conv2DParams& p, const ConvPlan& c, int32_t g, size_t m0, size_t rows, int8_t* tile) {
   const auto zero_point = static_cast<int8_t>(-p.input_offset);
   im2col_rows(
-      p, c, g, m0, rows, tile, [](const uint8_t* src, int8_t* dst, size_t n) { std::memcpy(dst, src, n); },
+      p, c, g, m0, rows, tile,
+      [](const uint8_t* src, int8_t* dst, size_t n) {
+        if (n >= 8 && n <= 16) {  // e.g. a 3-tap filter row of 3 channels: two overlapping 8-byte moves, no call
+          uint64_t head, tail;
+          std::memcpy(&head, src, 8);
+          std::memcpy(&tail, src + n - 8, 8);
+          std::memcpy(dst, &head, 8);
+          std::memcpy(dst + n - 8, &tail, 8);
+        } else {
+          std::memcpy(dst, src, n);
+        }
+      },
       [zero_point](int8_t* dst, size_t n) { std::memset(dst, zero_point, n); });
 }
 
@@ -223,7 +246,7 @@ void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, WorkerPo
     const size_t m0 = tile_index * c.tile_rows;
     const size_t rows = std::min(c.tile_rows, c.pixels - m0);
     const size_t padded_rows = round_up(rows, kGemmRows);
-    if (c.dot) im2col_bytes(p, c, g, m0, rows, tile8);
+    if (c.bytes) im2col_bytes(p, c, g, m0, rows, tile8);
     else im2col<T>(p, c, k, g, m0, rows, tile);
     std::memset(tile_bytes + rows * c.depth_padded * c.element, 0, (padded_rows - rows) * c.depth_padded * c.element);
     const size_t nb_end = std::min(c.blocks, (chunk + 1) * c.per_chunk);
@@ -241,7 +264,8 @@ void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, WorkerPo
         gb.a8 = tile8 + r0 * c.depth_padded;
         gb.out = output + (m0 + r0) * out_c + col0;
         gb.rows = static_cast<int32_t>(std::min<size_t>(kGemmRows, rows - r0));
-        if (c.dot) k.gemm_dot(gb);
+        if (c.layout == GemmLayout::dot) k.gemm_dot(gb);
+        else if (c.layout == GemmLayout::pairs8) k.gemm_pairs8(gb);
         else k.gemm[u](gb);
       }
     }
@@ -250,11 +274,29 @@ void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, WorkerPo
 
 }  // namespace
 
+namespace {
+// int8 weights (filter offset 0) and an input zero point that fits a byte: the byte layouts apply.
+bool int8_bytes(const Conv2DParams& p) {
+  return p.dtype == DType::int8 && p.filter_offset == 0 && p.input_offset >= -127 && p.input_offset <= 128;
+}
+}  // namespace
+
 GemmLayout conv2d_layout(const Conv2DParams& p, const OptKernels& k) {
-  return k.gemm_dot && p.dtype == DType::int8 && p.filter_offset == 0 && p.input_offset >= -127 &&
-                 p.input_offset <= 128
-             ? GemmLayout::dot
-             : k.gemm_layout;
+  if (!int8_bytes(p)) return k.gemm_layout;
+  if (k.gemm_dot) return GemmLayout::dot;
+  const int64_t depth = int64_t{p.filter_shape.h} * p.filter_shape.w * p.filter_shape.c;
+  if (!k.gemm_pairs8 || depth < kPairs8MinDepth || !p.filter) return k.gemm_layout;
+  // Two products of a weight in [-127, 127] and an input byte fit an int16 lane; -128 (outside TFLite's symmetric
+  // int8 weights, but a file may hold it) could overflow, so such a convolution keeps the int16 layout.
+  const auto* w = static_cast<const int8_t*>(p.filter);
+  const auto n = static_cast<size_t>(p.filter_shape.elements());
+  return std::find(w, w + n, int8_t{-128}) == w + n ? GemmLayout::pairs8 : k.gemm_layout;
+}
+
+bool conv2d_runs(GemmLayout layout, const Conv2DParams& p, const OptKernels& k) {
+  if (layout == GemmLayout::dot) return k.gemm_dot && int8_bytes(p);
+  if (layout == GemmLayout::pairs8) return k.gemm_pairs8 && int8_bytes(p);
+  return layout == k.gemm_layout;
 }
 
 size_t conv2d_scratch_bytes(const Conv2DParams& p, size_t participants, GemmLayout layout) {
@@ -285,12 +327,13 @@ void conv2d_prepare(const Conv2DParams& p, GemmLayout layout, std::span<uint8_t>
 }  // namespace opt
 
 void OptimizedKernelBackend::conv2d(const Conv2DParams& p) {
-  const opt::GemmLayout layout = opt::conv2d_layout(p, kernels_);
-  const opt::ConvPlan c = opt::plan_conv(p, pool_.size(), layout);
+  // The layout was chosen at load (conv2d_layout reads the weights) and is read back from the prepared header.
   opt::PreparedHeader h;
-  if (c.fits && p.prepared.size() >= c.prepared_bytes()) std::memcpy(&h, p.prepared.data(), sizeof h);
-  if (!c.fits || h.magic != opt::kPreparedMagic || !h.usable || h.layout != static_cast<uint32_t>(layout) ||
-      p.scratch.size() < c.scratch_bytes() || c.pixels == 0) {
+  if (p.prepared.size() >= sizeof h) std::memcpy(&h, p.prepared.data(), sizeof h);
+  const auto layout = static_cast<opt::GemmLayout>(h.layout);
+  const opt::ConvPlan c = opt::plan_conv(p, pool_.size(), layout);
+  if (h.magic != opt::kPreparedMagic || !h.usable || !opt::conv2d_runs(layout, p, kernels_) || !c.fits ||
+      p.prepared.size() < c.prepared_bytes() || p.scratch.size() < c.scratch_bytes() || c.pixels == 0) {
     ReferenceKernelBackend::conv2d(p);
     return;
   }

@@ -4,7 +4,7 @@
 //
 // Multiply-accumulate: int16 x int16 -> int32 with SMLAL / SMLAL2, by vector or by element — exact, since every
 // operand is a value plus an offset within [-255, 255].
-// Requantization (requantize4): fp::requantize lane-wise —
+// Requantization (requantize4; requantize8 for 8-bit outputs, whose clamp runs in int16): fp::requantize lane-wise —
 //   x << max(shift, 0)                      SSHL (wrapping, as shift_left_wrapping)
 //   saturating rounding doubling high mul   SQRDMULH: (2ab + 2^31) >> 32, the same rounding as the reference's
 //                                           nudge-and-truncate (ties upwards); saturates only for INT32_MIN^2, which a
@@ -19,6 +19,7 @@
 
 #include <arm_neon.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "aisrv/engine/cpu/fixed_point.hpp"
@@ -60,12 +61,48 @@ inline int32x4_t requantize4(int32x4_t acc, const Requant& q, const OutputRange&
   return vaddq_s32(x, r.offset);
 }
 
-// 8 int32 lanes already inside the output type's range -> 8 bytes.
+// The 8-bit output stage on 8 lanes (requantize8 / to_bytes): saturating narrow to int16 (SQXTN), + offset
+// (SQADD), clamp to [act_min, act_max] in int16, narrow to bytes — the bytes of clamping in int32 to
+// [act_min - offset, act_max - offset] and adding the offset, since the offset and the clamp bounds are 8-bit
+// quantities far inside int16: saturation only moves values the clamp moves to the same bound anyway.
+struct ByteRange {
+  int16x8_t offset, low, high;
+};
+
+inline ByteRange byte_range(int32_t offset, int32_t act_min, int32_t act_max) {
+  return {vdupq_n_s16(static_cast<int16_t>(offset)), vdupq_n_s16(static_cast<int16_t>(act_min)),
+          vdupq_n_s16(static_cast<int16_t>(act_max))};
+}
+
 template <bool U>
-inline uint8x8_t narrow8(int32x4_t lo, int32x4_t hi) {
-  const int16x8_t words = vcombine_s16(vmovn_s32(lo), vmovn_s32(hi));
-  if constexpr (U) return vmovn_u16(vreinterpretq_u16_s16(words));
-  else return vreinterpret_u8_s8(vmovn_s16(words));
+inline uint8x8_t to_bytes(int32x4_t lo, int32x4_t hi, const ByteRange& r) {
+  int16x8_t w = vqmovn_high_s32(vqmovn_s32(lo), hi);
+  w = vminq_s16(vmaxq_s16(vqaddq_s16(w, r.offset), r.low), r.high);
+  if constexpr (U) return vqmovun_s16(w);
+  else return vreinterpret_u8_s8(vqmovn_s16(w));
+}
+
+// fp::requantize of 4 accumulators up to the rounding shift (the output stage is to_bytes). RightOnly: every lane's
+// shift is < 0 (the usual case, a multiplier below one half), checked by right_only(): no left shift, and rdbpot's
+// fixup of negative values is x + (x >> 31) (SSRA) — SQRDMULH with a multiplier below 2^31 never returns INT32_MIN,
+// so the subtraction cannot wrap and equals rdbpot's saturating one.
+template <bool RightOnly>
+inline int32x4_t scale4(int32x4_t acc, const Requant& q) {
+  if constexpr (RightOnly) {
+    const int32x4_t x = vqrdmulhq_s32(acc, q.multiplier);
+    return vrshlq_s32(vsraq_n_s32(x, x, 31), q.right);
+  } else {
+    return rdbpot(vqrdmulhq_s32(vshlq_s32(acc, q.left), q.multiplier), q.right);
+  }
+}
+
+inline bool right_only(const Requant& a, const Requant& b) {
+  return vmaxvq_s32(vorrq_s32(a.left, b.left)) == 0 && vmaxvq_s32(vmaxq_s32(a.right, b.right)) < 0;
+}
+
+template <bool U, bool RightOnly>
+inline uint8x8_t requantize8(int32x4_t lo, int32x4_t hi, const Requant& ql, const Requant& qh, const ByteRange& r) {
+  return to_bytes<U>(scale4<RightOnly>(lo, ql), scale4<RightOnly>(hi, qh), r);
 }
 
 inline void store_bytes(uint8_t* out, uint8x8_t v, int32_t count) {
@@ -94,12 +131,17 @@ inline int16x8_t widen8(const uint8_t* src, int16x8_t offset) {
 // the block's rows and the pass's `cols` channels.
 template <bool U>
 inline void store_half(const GemmBlock& g, int half, int32_t cols, const int32x4_t (&rows)[kGemmRows][2],
-                       const OutputRange& range) {
+                       const ByteRange& range) {
   const Requant ql = requant_of(g.multiplier + half * 8, g.shift + half * 8);
   const Requant qh = requant_of(g.multiplier + half * 8 + 4, g.shift + half * 8 + 4);
-  for (int32_t r = 0; r < g.rows; ++r)
-    store_bytes(g.out + static_cast<size_t>(r) * g.out_stride + half * 8,
-                narrow8<U>(requantize4(rows[r][0], ql, range), requantize4(rows[r][1], qh, range)), cols);
+  uint8_t* out = g.out + half * 8;
+  if (right_only(ql, qh)) {
+    for (int32_t r = 0; r < g.rows; ++r, out += g.out_stride)
+      store_bytes(out, requantize8<U, true>(rows[r][0], rows[r][1], ql, qh, range), cols);
+  } else {
+    for (int32_t r = 0; r < g.rows; ++r, out += g.out_stride)
+      store_bytes(out, requantize8<U, false>(rows[r][0], rows[r][1], ql, qh, range), cols);
+  }
 }
 
 #define AISRV_NEON_STEP(L)                                                    \
@@ -122,7 +164,7 @@ inline void store_half(const GemmBlock& g, int half, int32_t cols, const int32x4
 template <bool U>
 void gemm(const GemmBlock& g) {
   const int32_t depth = 2 * g.pairs;
-  const OutputRange range = output_range(g.output_offset, g.act_min, g.act_max);
+  const ByteRange range = byte_range(g.output_offset, g.act_min, g.act_max);
   const int16_t* ar[kGemmRows];
   for (int r = 0; r < kGemmRows; ++r) ar[r] = g.a + static_cast<size_t>(r) * g.a_stride;
   for (int half = 0; half < 2; ++half) {
@@ -168,41 +210,122 @@ void gemm(const GemmBlock& g) {
 
 #undef AISRV_NEON_STEP
 
+// ---- CONV_2D, int8 on ARMv8.0: 6 x 16 GEMM block, weights in GemmLayout::pairs8 ([Kp16/16][16][16]) -----------
+// Sub-blocks of 3 rows x 4 channels, 12 accumulators of 4 partial sums each: per 16 depth entries, SMULL multiplies
+// a row's low 8 input bytes with a channel's 8 weight bytes into int16 lanes and SMLAL2 adds the high 8 products —
+// two products of an input byte and a weight in [-127, 127] per lane, |sum| <= 2 * 128 * 127 = 32512, exact —
+// then SADALP adds the 8 lanes pairwise into the 4 int32 partial sums: 16 multiply-accumulates in 3 instructions
+// (SMLAL by element: 4 in one). Pairwise additions (ADDP) then give each channel's sum, plus the bias (the input
+// offset folded in, as for dot), and the common epilogue requantizes and stores.
+void gemm_pairs8(const GemmBlock& g) {
+  const size_t depth = 2 * static_cast<size_t>(g.pairs);  // a multiple of 16
+  const ByteRange range = byte_range(g.output_offset, g.act_min, g.act_max);
+  for (int half = 0; half < 2; ++half) {
+    const int32_t cols = g.cols - half * 8;
+    if (cols <= 0) break;
+    int32x4_t sums[kGemmRows][2];
+    for (int rg = 0; rg < kGemmRows; rg += 3) {
+      const int8_t* a0 = g.a8 + static_cast<size_t>(rg) * g.a_stride;
+      const int8_t* a1 = a0 + g.a_stride;
+      const int8_t* a2 = a1 + g.a_stride;
+      for (int cg = 0; cg < 2; ++cg) {
+        const int col = half * 8 + cg * 4;
+        const int8_t* b = g.b8 + static_cast<size_t>(col) * 16;
+        int32x4_t acc[3][4];
+        for (auto& row : acc)
+          for (auto& v : row) v = vdupq_n_s32(0);
+        for (size_t k = 0; k < depth; k += 16, b += kGemmCols * 16) {
+          const int8x16_t x[3] = {vld1q_s8(a0 + k), vld1q_s8(a1 + k), vld1q_s8(a2 + k)};
+          const int8x16_t w[4] = {vld1q_s8(b), vld1q_s8(b + 16), vld1q_s8(b + 32), vld1q_s8(b + 48)};
+          for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 4; ++c)
+              acc[r][c] = vpadalq_s16(
+                  acc[r][c], vmlal_high_s8(vmull_s8(vget_low_s8(x[r]), vget_low_s8(w[c])), x[r], w[c]));
+        }
+        const int32x4_t bias = vld1q_s32(g.bias + col);
+        for (int r = 0; r < 3; ++r)
+          sums[rg + r][cg] = vaddq_s32(bias, vpaddq_s32(vpaddq_s32(acc[r][0], acc[r][1]),
+                                                         vpaddq_s32(acc[r][2], acc[r][3])));
+      }
+    }
+    store_half<false>(g, half, cols, sums, range);
+  }
+}
+
 // ---- DEPTHWISE_CONV_2D: one output row, 16 channels at a time, weights in DepthwiseLayout::taps -----------------
 // ([taps][channels_padded] int16 with the filter offset added; channels_padded is a multiple of 16, so the last
 // block reads padding weights of 0 and stores only the real channels).
 
+// 3x3 (9 taps): blocks of 8 channels outside (depthwise_row_9), output columns inside (depthwise_block_9), so the
+// block's 9 weight vectors, its requantization and the output range stay in registers (24 of the 32) across the
+// row; per output column and block: 9 loads, 18 SMLAL, the requantization of 8 lanes and one 8-byte store.
+template <bool U, bool RightOnly>
+void depthwise_block_9(const DepthwiseRow& d, int32_t c0, const Requant& ql, const Requant& qh,
+                       const ByteRange& range) {
+  const auto stride = static_cast<size_t>(d.channels_padded);
+  const auto step = static_cast<size_t>(d.column_step);
+  const auto c = static_cast<size_t>(c0);
+  int16x8_t w[9];
+  for (size_t t = 0; t < 9; ++t) w[t] = vld1q_s16(d.packed + t * stride + c);
+  const int32x4_t bl = vld1q_s32(d.bias + c0), bh = vld1q_s32(d.bias + c0 + 4);
+  const int16_t* x[9];
+  for (size_t t = 0; t < 9; ++t) x[t] = d.taps[t] + c;
+  const int32_t count = std::min(8, d.channels - c0);
+  uint8_t* out = d.out + c;
+  size_t at = 0;  // offset of the current column in every tap row
+  for (int32_t ox = 0; ox < d.out_width; ++ox, out += d.channels, at += step) {
+    int32x4_t lo = bl, hi = bh;
+    for (size_t t = 0; t < 9; ++t) {
+      const int16x8_t v = vld1q_s16(x[t] + at);
+      lo = vmlal_s16(lo, vget_low_s16(v), vget_low_s16(w[t]));
+      hi = vmlal_high_s16(hi, v, w[t]);
+    }
+    store_bytes(out, requantize8<U, RightOnly>(lo, hi, ql, qh, range), count);
+  }
+}
+
+template <bool U>
+void depthwise_row_9(const DepthwiseRow& d, const ByteRange& range) {
+  for (int32_t c0 = 0; c0 < d.channels; c0 += 8) {
+    const Requant ql = requant_of(d.multiplier + c0, d.shift + c0);
+    const Requant qh = requant_of(d.multiplier + c0 + 4, d.shift + c0 + 4);
+    if (right_only(ql, qh)) depthwise_block_9<U, true>(d, c0, ql, qh, range);
+    else depthwise_block_9<U, false>(d, c0, ql, qh, range);
+  }
+}
+
 template <bool U>
 void depthwise_row(const DepthwiseRow& d) {
-  const OutputRange range = output_range(d.output_offset, d.act_min, d.act_max);
+  const ByteRange range = byte_range(d.output_offset, d.act_min, d.act_max);
+  if (d.taps_count == 9) {
+    depthwise_row_9<U>(d, range);
+    return;
+  }
   const auto channels = static_cast<size_t>(d.channels);
   const auto stride = static_cast<size_t>(d.channels_padded);
   for (int32_t ox = 0; ox < d.out_width; ++ox) {
     const size_t column = static_cast<size_t>(ox) * static_cast<size_t>(d.column_step);
     uint8_t* out = d.out + static_cast<size_t>(ox) * channels;
     for (int32_t c0 = 0; c0 < d.channels; c0 += 16) {
-      int32x4_t a0 = vld1q_s32(d.bias + c0), a1 = vld1q_s32(d.bias + c0 + 4);
-      int32x4_t a2 = vld1q_s32(d.bias + c0 + 8), a3 = vld1q_s32(d.bias + c0 + 12);
+      int32x4_t acc[4] = {vld1q_s32(d.bias + c0), vld1q_s32(d.bias + c0 + 4), vld1q_s32(d.bias + c0 + 8),
+                          vld1q_s32(d.bias + c0 + 12)};
       const int16_t* w = d.packed + c0;
       for (int32_t t = 0; t < d.taps_count; ++t, w += stride) {
         const int16_t* x = d.taps[t] + column + c0;
         const int16x8_t x0 = vld1q_s16(x), x1 = vld1q_s16(x + 8);
         const int16x8_t w0 = vld1q_s16(w), w1 = vld1q_s16(w + 8);
-        a0 = vmlal_s16(a0, vget_low_s16(x0), vget_low_s16(w0));
-        a1 = vmlal_high_s16(a1, x0, w0);
-        a2 = vmlal_s16(a2, vget_low_s16(x1), vget_low_s16(w1));
-        a3 = vmlal_high_s16(a3, x1, w1);
+        acc[0] = vmlal_s16(acc[0], vget_low_s16(x0), vget_low_s16(w0));
+        acc[1] = vmlal_high_s16(acc[1], x0, w0);
+        acc[2] = vmlal_s16(acc[2], vget_low_s16(x1), vget_low_s16(w1));
+        acc[3] = vmlal_high_s16(acc[3], x1, w1);
       }
+      const Requant q[4] = {requant_of(d.multiplier + c0, d.shift + c0),
+                            requant_of(d.multiplier + c0 + 4, d.shift + c0 + 4),
+                            requant_of(d.multiplier + c0 + 8, d.shift + c0 + 8),
+                            requant_of(d.multiplier + c0 + 12, d.shift + c0 + 12)};
       const int32_t left = d.channels - c0;
-      store_bytes(out + c0,
-                  narrow8<U>(requantize4(a0, requant_of(d.multiplier + c0, d.shift + c0), range),
-                             requantize4(a1, requant_of(d.multiplier + c0 + 4, d.shift + c0 + 4), range)),
-                  left);
-      if (left > 8)
-        store_bytes(out + c0 + 8,
-                    narrow8<U>(requantize4(a2, requant_of(d.multiplier + c0 + 8, d.shift + c0 + 8), range),
-                               requantize4(a3, requant_of(d.multiplier + c0 + 12, d.shift + c0 + 12), range)),
-                    left - 8);
+      store_bytes(out + c0, requantize8<U, false>(acc[0], acc[1], q[0], q[1], range), left);
+      if (left > 8) store_bytes(out + c0 + 8, requantize8<U, false>(acc[2], acc[3], q[2], q[3], range), left - 8);
     }
   }
 }
@@ -270,7 +393,7 @@ void add(const AddSpan& s) {
   const int32x4_t a_mul = vdupq_n_s32(s.a_multiplier), a_right = vdupq_n_s32(s.a_shift);
   const int32x4_t b_mul = vdupq_n_s32(s.b_multiplier), b_right = vdupq_n_s32(s.b_shift);
   const int32x4_t o_mul = vdupq_n_s32(s.output_multiplier), o_right = vdupq_n_s32(s.output_shift);
-  const OutputRange range = output_range(s.output_offset, s.act_min, s.act_max);
+  const ByteRange range = byte_range(s.output_offset, s.act_min, s.act_max);
   const int16x8_t zero16 = vdupq_n_s16(0);
   int64_t i = 0;
   // The shifts of ADD are <= 0 (the loader's multipliers are smaller than one); others take the scalar loop.
@@ -285,10 +408,9 @@ void add(const AddSpan& s) {
       const int32x4_t a = vshlq_s32(vaddq_s32(a32, a_offset), left);
       const int32x4_t b = vshlq_s32(vaddq_s32(b32, b_offset), left);
       const int32x4_t sum = vaddq_s32(scale_down(a, a_mul, a_right), scale_down(b, b_mul, b_right));
-      const int32x4_t o = scale_down(sum, o_mul, o_right);
-      r[h] = vaddq_s32(vminq_s32(vmaxq_s32(o, range.low), range.high), range.offset);
+      r[h] = scale_down(sum, o_mul, o_right);
     }
-    vst1_u8(s.out + i, narrow8<U>(r[0], r[1]));
+    vst1_u8(s.out + i, to_bytes<U>(r[0], r[1], range));
   }
   for (; i < s.count; ++i) s.out[i] = static_cast<uint8_t>(add_element(element<U>(s.a[i]), element<U>(s.b[i]), s));
 }
@@ -371,7 +493,7 @@ void mul(const MulSpan& m) {
 
 __attribute__((target("arch=armv8.2-a+dotprod"))) void gemm_dot(const GemmBlock& g) {
   const size_t depth = 2 * static_cast<size_t>(g.pairs);  // a multiple of 16
-  const OutputRange range = output_range(g.output_offset, g.act_min, g.act_max);
+  const ByteRange range = byte_range(g.output_offset, g.act_min, g.act_max);
   const int8_t* ar[kGemmRows];
   for (int r = 0; r < kGemmRows; ++r) ar[r] = g.a8 + static_cast<size_t>(r) * g.a_stride;
   for (int half = 0; half < 2; ++half) {
@@ -405,6 +527,7 @@ void fill_neon_kernels(OptKernels& k) {
   k.mul = mul;
   k.gemm[0] = gemm<false>;
   k.gemm[1] = gemm<true>;
+  k.gemm_pairs8 = gemm_pairs8;
   k.depthwise_row[0] = depthwise_row<false>;
   k.depthwise_row[1] = depthwise_row<true>;
   k.fc_row[0] = fc_row<false>;

@@ -27,6 +27,9 @@ enum class GemmLayout : uint32_t {
   dot = 4,      // int8 weights as they are (filter offset 0), depth padded to Kp16 = a multiple of 16:
                 // [Kp16 / 4][kGemmCols][4], four depth entries of a channel together, for SDOT by element
                 // (neon_dot); the input offset is folded into the bias (bias + input_offset * sum of the row)
+  pairs8 = 5,   // int8 weights as they are, all in [-127, 127], depth padded to Kp16: [Kp16 / 16][kGemmCols][16],
+                // sixteen depth entries of a channel together, for SMULL / SMLAL2 + SADALP (NEON, ARMv8.0); the
+                // input offset folded into the bias as for dot
 };
 
 // How DEPTHWISE_CONV_2D weights are read: the model's filter as is, or repacked (+ filter offset, int16) in the
@@ -39,12 +42,13 @@ enum class DepthwiseLayout : uint32_t {
 
 struct GemmBlock {
   const int16_t* a = nullptr;  // kGemmRows im2col rows (input + input offset, zero where padded), a_stride apart
-  size_t a_stride = 0;         // elements between rows (the padded depth Kp, even; GemmLayout::dot: Kp16 bytes)
+  size_t a_stride = 0;         // elements between rows (the padded depth Kp, even; the byte layouts dot and pairs8:
+                               // Kp16 bytes)
   const int16_t* b = nullptr;  // the block's weights in the table's gemm_layout
-  int32_t pairs = 0;           // Kp / 2 (GemmLayout::dot: Kp16 / 2)
-  const int8_t* a8 = nullptr;  // GemmLayout::dot: im2col rows of the input bytes as they are (the input's zero point
+  int32_t pairs = 0;           // Kp / 2 (byte layouts: Kp16 / 2)
+  const int8_t* a8 = nullptr;  // byte layouts: im2col rows of the input bytes as they are (the input's zero point
                                // where a tap is padding, 0 in the depth padding)
-  const int8_t* b8 = nullptr;  // GemmLayout::dot: the block's weights
+  const int8_t* b8 = nullptr;  // byte layouts: the block's weights
   const int32_t* bias = nullptr;        // kGemmCols entries each
   const int32_t* multiplier = nullptr;
   const int32_t* shift = nullptr;
@@ -127,7 +131,8 @@ struct MulSpan {
 struct OptKernels {
   // Element type is part of the entry: [0] int8, [1] uint8.
   void (*gemm[2])(const GemmBlock&) = {};
-  void (*gemm_dot)(const GemmBlock&) = nullptr;  // int8, GemmLayout::dot (neon_dot only)
+  void (*gemm_dot)(const GemmBlock&) = nullptr;     // int8, GemmLayout::dot (neon_dot only)
+  void (*gemm_pairs8)(const GemmBlock&) = nullptr;  // int8, GemmLayout::pairs8 (neon)
   void (*depthwise_row[2])(const DepthwiseRow&) = {};
   void (*fc_row[2])(const FcRow&) = {};
   void (*add[2])(const AddSpan&) = {};

@@ -50,9 +50,16 @@ class OptimizedKernelBackend : public ReferenceKernelBackend {
 
 // Per-kernel sizing and preparation (conv2d.cpp, depthwise_conv2d.cpp, fully_connected.cpp).
 namespace opt {
-// The weight layout a CONV_2D runs in with kernel table `k`: GemmLayout::dot for int8 convolutions when the table
-// has the dot-product GEMM, else the table's gemm_layout.
+// The weight layout a CONV_2D is prepared in with kernel table `k` (at load; it reads the weights): for int8
+// convolutions GemmLayout::dot when the table has the dot-product GEMM, else GemmLayout::pairs8 when it has that GEMM,
+// the depth is at least kPairs8MinDepth and no weight is -128; otherwise the table's gemm_layout. At invoke the
+// layout is read back from the prepared header and checked with conv2d_runs.
 GemmLayout conv2d_layout(const Conv2DParams& p, const OptKernels& k);
+// Whether table `k` runs a CONV_2D prepared in `layout`.
+bool conv2d_runs(GemmLayout layout, const Conv2DParams& p, const OptKernels& k);
+// Shallower int8 convolutions keep the int16 layout on the NEON level: the pairwise GEMM's per-output reduction
+// outweighs its cheaper multiply-accumulates below about three 16-entry depth steps.
+inline constexpr int64_t kPairs8MinDepth = 25;
 size_t conv2d_scratch_bytes(const Conv2DParams& p, size_t participants, GemmLayout layout);
 size_t conv2d_prepared_bytes(const Conv2DParams& p, GemmLayout layout);
 void conv2d_prepare(const Conv2DParams& p, GemmLayout layout, std::span<uint8_t> prepared);
