@@ -966,6 +966,50 @@ TEST_CASE("ADD: opt equals ref on random element counts, offsets, scales and cla
   }
 }
 
+TEST_CASE("ADD: rounding ties of every rescale, negative ones included, are rounded as the reference does") {
+  // Small input multipliers and an output multiplier of exactly one half with small shifts keep the rescaled values
+  // small, so that ties (x = 2^(e-1) mod 2^e) happen at every stage for a good share of the elements — the
+  // realistic parameters of the test above (shifts of -14 and less at the output) almost never produce one.
+  Rng r(12);
+  ReferenceKernelBackend ref;
+  for (int i = 0; i < 120; ++i) {
+    const bool u8 = r.chance(0.4);
+    AddParams p;
+    p.dtype = u8 ? DType::uint8 : DType::int8;
+    Shape s;
+    s.rank = 2;
+    s.dims = {1, r.uniform(1, 200)};
+    p.output_shape = p.input1_shape = p.input2_shape = s;
+    const Quant q1 = random_quant(r, u8), q2 = random_quant(r, u8);
+    p.input1_offset = q1.input_offset;
+    p.input2_offset = q2.input_offset;
+    p.output_offset = q1.output_offset;
+    p.act_min = u8 ? 0 : -128;
+    p.act_max = u8 ? 255 : 127;
+    p.left_shift = 20;
+    p.input1_multiplier = r.uniform(1 << 11, 1 << 13);
+    p.input2_multiplier = r.uniform(1 << 11, 1 << 13);
+    p.output_multiplier = 1 << 30;
+    p.input1_shift = r.uniform(-3, 0);
+    p.input2_shift = r.uniform(-3, 0);
+    p.output_shift = r.uniform(-4, -1);
+    auto a = u8 ? random_bytes<uint8_t>(r, static_cast<size_t>(s.elements()), 0, 255)
+                : random_bytes<int8_t>(r, static_cast<size_t>(s.elements()), -128, 127);
+    auto b = u8 ? random_bytes<uint8_t>(r, static_cast<size_t>(s.elements()), 0, 255)
+                : random_bytes<int8_t>(r, static_cast<size_t>(s.elements()), -128, 127);
+    p.input1 = a.data();
+    p.input2 = b.data();
+    const auto out_bytes = static_cast<size_t>(s.elements());
+    const auto want = run(ref, p, out_bytes);
+    for (const auto [level, threads] : configs()) {
+      INFO("level " << simd_level_name(level) << " threads " << threads << " shifts " << p.input1_shift << ", "
+                    << p.input2_shift << ", " << p.output_shift);
+      const auto got = run(*backend_for(level, threads), p, out_bytes);
+      CHECK_MESSAGE(got == want, "first difference: " << first_difference(got, want));
+    }
+  }
+}
+
 // ---- MEAN -------------------------------------------------------------------------------------------------------
 
 TEST_CASE("MEAN: opt equals ref on random shapes and axis sets (adjacent or not), int8 / uint8 / float32") {

@@ -115,12 +115,17 @@ inline void store_bytes(uint8_t* out, uint8x8_t v, int32_t count) {
   std::memcpy(out, tmp, static_cast<size_t>(count));
 }
 
-// 8 source bytes -> 8 int16 with the offset added.
+// 8 source bytes -> 8 int16 with the offset added, in one widening add (SADDW / UADDW; the unsigned sum wraps
+// modulo 2^16 to the same bits as the signed one, which fits int16).
+template <bool U>
+inline int16x8_t add_widened(int16x8_t offset, uint8x8_t v) {
+  if constexpr (U) return vreinterpretq_s16_u16(vaddw_u8(vreinterpretq_u16_s16(offset), v));
+  else return vaddw_s8(offset, vreinterpret_s8_u8(v));
+}
+
 template <bool U>
 inline int16x8_t widen8(const uint8_t* src, int16x8_t offset) {
-  const uint8x8_t v = vld1_u8(src);
-  const int16x8_t w = U ? vreinterpretq_s16_u16(vmovl_u8(v)) : vmovl_s8(vreinterpret_s8_u8(v));
-  return vaddq_s16(w, offset);
+  return add_widened<U>(offset, vld1_u8(src));
 }
 
 // ---- CONV_2D: 6 x 16 GEMM block, weights in GemmLayout::k_major ([Kp][16]) ------------------------------------
@@ -134,12 +139,15 @@ inline void store_half(const GemmBlock& g, int half, int32_t cols, const int32x4
                        const ByteRange& range) {
   const Requant ql = requant_of(g.multiplier + half * 8, g.shift + half * 8);
   const Requant qh = requant_of(g.multiplier + half * 8 + 4, g.shift + half * 8 + 4);
+  // Locals: a byte store may alias the block's fields, which the loop would otherwise load again every row.
   uint8_t* out = g.out + half * 8;
+  const size_t stride = g.out_stride;
+  const int32_t count = g.rows;
   if (right_only(ql, qh)) {
-    for (int32_t r = 0; r < g.rows; ++r, out += g.out_stride)
+    for (int32_t r = 0; r < count; ++r, out += stride)
       store_bytes(out, requantize8<U, true>(rows[r][0], rows[r][1], ql, qh, range), cols);
   } else {
-    for (int32_t r = 0; r < g.rows; ++r, out += g.out_stride)
+    for (int32_t r = 0; r < count; ++r, out += stride)
       store_bytes(out, requantize8<U, false>(rows[r][0], rows[r][1], ql, qh, range), cols);
   }
 }
@@ -211,44 +219,63 @@ void gemm(const GemmBlock& g) {
 #undef AISRV_NEON_STEP
 
 // ---- CONV_2D, int8 on ARMv8.0: 6 x 16 GEMM block, weights in GemmLayout::pairs8 ([Kp16/16][16][16]) -----------
-// Sub-blocks of 3 rows x 4 channels, 12 accumulators of 4 partial sums each: per 16 depth entries, SMULL multiplies
+// Sub-blocks of 2 rows x 8 channels, 16 accumulators of 4 partial sums each: per 16 depth entries, SMULL multiplies
 // a row's low 8 input bytes with a channel's 8 weight bytes into int16 lanes and SMLAL2 adds the high 8 products —
 // two products of an input byte and a weight in [-127, 127] per lane, |sum| <= 2 * 128 * 127 = 32512, exact —
-// then SADALP adds the 8 lanes pairwise into the 4 int32 partial sums: 16 multiply-accumulates in 3 instructions
-// (SMLAL by element: 4 in one). Pairwise additions (ADDP) then give each channel's sum, plus the bias (the input
-// offset folded in, as for dot), and the common epilogue requantizes and stores.
+// then SADALP adds the 8 lanes pairwise into the 4 int32 partial sums (SADDLP starts them at the first step): 16
+// multiply-accumulates in 3 instructions (SMLAL by element: 4 in one). Pairwise additions (ADDP) then give each
+// channel's sum, plus the bias (the input offset folded in, as for dot); each row's 8 channels are requantized
+// and stored straight from the registers. Only the block's rows (g.rows, rounded up to even) are computed.
 void gemm_pairs8(const GemmBlock& g) {
-  const size_t depth = 2 * static_cast<size_t>(g.pairs);  // a multiple of 16
+  const size_t depth = 2 * static_cast<size_t>(g.pairs);  // a multiple of 16, at least 16
   const ByteRange range = byte_range(g.output_offset, g.act_min, g.act_max);
   for (int half = 0; half < 2; ++half) {
     const int32_t cols = g.cols - half * 8;
     if (cols <= 0) break;
-    int32x4_t sums[kGemmRows][2];
-    for (int rg = 0; rg < kGemmRows; rg += 3) {
-      const int8_t* a0 = g.a8 + static_cast<size_t>(rg) * g.a_stride;
-      const int8_t* a1 = a0 + g.a_stride;
-      const int8_t* a2 = a1 + g.a_stride;
-      for (int cg = 0; cg < 2; ++cg) {
-        const int col = half * 8 + cg * 4;
-        const int8_t* b = g.b8 + static_cast<size_t>(col) * 16;
-        int32x4_t acc[3][4];
-        for (auto& row : acc)
-          for (auto& v : row) v = vdupq_n_s32(0);
-        for (size_t k = 0; k < depth; k += 16, b += kGemmCols * 16) {
-          const int8x16_t x[3] = {vld1q_s8(a0 + k), vld1q_s8(a1 + k), vld1q_s8(a2 + k)};
-          const int8x16_t w[4] = {vld1q_s8(b), vld1q_s8(b + 16), vld1q_s8(b + 32), vld1q_s8(b + 48)};
-          for (int r = 0; r < 3; ++r)
-            for (int c = 0; c < 4; ++c)
-              acc[r][c] = vpadalq_s16(
-                  acc[r][c], vmlal_high_s8(vmull_s8(vget_low_s8(x[r]), vget_low_s8(w[c])), x[r], w[c]));
+    const Requant ql = requant_of(g.multiplier + half * 8, g.shift + half * 8);
+    const Requant qh = requant_of(g.multiplier + half * 8 + 4, g.shift + half * 8 + 4);
+    const bool fast = right_only(ql, qh);
+    const int32x4_t bias_l = vld1q_s32(g.bias + half * 8), bias_h = vld1q_s32(g.bias + half * 8 + 4);
+    const int8_t* const b0 = g.b8 + static_cast<size_t>(half) * 8 * 16;
+    // Locals: a byte store may alias the block's fields, which the loop would otherwise load again.
+    const int32_t rows = g.rows;
+    const size_t a_stride = g.a_stride, out_stride = g.out_stride;
+    uint8_t* const out0 = g.out + half * 8;
+    const int8_t* const a8 = g.a8;
+    for (int32_t r0 = 0; r0 < rows; r0 += 2) {
+      const int8_t* x0 = a8 + static_cast<size_t>(r0) * a_stride;
+      const int8_t* x1 = x0 + a_stride;
+      int32x4_t acc[2][8];
+      {
+        const int8x16_t a[2] = {vld1q_s8(x0), vld1q_s8(x1)};
+        for (int c = 0; c < 8; ++c) {
+          const int8x16_t w = vld1q_s8(b0 + c * 16);
+          for (int r = 0; r < 2; ++r)
+            acc[r][c] = vpaddlq_s16(vmlal_high_s8(vmull_s8(vget_low_s8(a[r]), vget_low_s8(w)), a[r], w));
         }
-        const int32x4_t bias = vld1q_s32(g.bias + col);
-        for (int r = 0; r < 3; ++r)
-          sums[rg + r][cg] = vaddq_s32(bias, vpaddq_s32(vpaddq_s32(acc[r][0], acc[r][1]),
-                                                         vpaddq_s32(acc[r][2], acc[r][3])));
       }
+      const int8_t* b = b0 + kGemmCols * 16;
+      for (size_t k = 16; k < depth; k += 16, b += kGemmCols * 16) {
+        const int8x16_t a[2] = {vld1q_s8(x0 + k), vld1q_s8(x1 + k)};
+        for (int c = 0; c < 8; ++c) {
+          const int8x16_t w = vld1q_s8(b + c * 16);
+          for (int r = 0; r < 2; ++r)
+            acc[r][c] = vpadalq_s16(acc[r][c], vmlal_high_s8(vmull_s8(vget_low_s8(a[r]), vget_low_s8(w)), a[r], w));
+        }
+      }
+      int32x4_t lo[2], hi[2];
+      for (int r = 0; r < 2; ++r) {
+        lo[r] = vaddq_s32(bias_l, vpaddq_s32(vpaddq_s32(acc[r][0], acc[r][1]), vpaddq_s32(acc[r][2], acc[r][3])));
+        hi[r] = vaddq_s32(bias_h, vpaddq_s32(vpaddq_s32(acc[r][4], acc[r][5]), vpaddq_s32(acc[r][6], acc[r][7])));
+      }
+      uint8_t* out = out0 + static_cast<size_t>(r0) * out_stride;
+      const uint8x8_t row0 = fast ? requantize8<false, true>(lo[0], hi[0], ql, qh, range)
+                                  : requantize8<false, false>(lo[0], hi[0], ql, qh, range);
+      const uint8x8_t row1 = fast ? requantize8<false, true>(lo[1], hi[1], ql, qh, range)
+                                  : requantize8<false, false>(lo[1], hi[1], ql, qh, range);
+      store_bytes(out, row0, cols);
+      if (r0 + 1 < rows) store_bytes(out + out_stride, row1, cols);
     }
-    store_half<false>(g, half, cols, sums, range);
   }
 }
 
@@ -272,8 +299,11 @@ void depthwise_block_9(const DepthwiseRow& d, int32_t c0, const Requant& ql, con
   for (size_t t = 0; t < 9; ++t) x[t] = d.taps[t] + c;
   const int32_t count = std::min(8, d.channels - c0);
   uint8_t* out = d.out + c;
+  // Locals: a byte store may alias the row's fields, which the loop would otherwise load again every column.
+  const auto out_step = static_cast<size_t>(d.channels);
+  const int32_t width = d.out_width;
   size_t at = 0;  // offset of the current column in every tap row
-  for (int32_t ox = 0; ox < d.out_width; ++ox, out += d.channels, at += step) {
+  for (int32_t ox = 0; ox < width; ++ox, out += out_step, at += step) {
     int32x4_t lo = bl, hi = bh;
     for (size_t t = 0; t < 9; ++t) {
       const int16x8_t v = vld1q_s16(x[t] + at);
@@ -381,38 +411,59 @@ void fc_row(const FcRow& f) {
 
 // ---- ADD without broadcasting ------------------------------------------------------------------------------------
 
-// fp::multiply_by_quantized_multiplier_smaller_than_one_exp lane-wise (shift <= 0).
+// fp::multiply_by_quantized_multiplier_smaller_than_one_exp lane-wise (shift <= 0); RightOnly: shift < 0, the
+// rounding fixup as in scale4.
+template <bool RightOnly>
 inline int32x4_t scale_down(int32x4_t x, int32x4_t multiplier, int32x4_t right) {
-  return rdbpot(vqrdmulhq_s32(x, multiplier), right);
+  const int32x4_t m = vqrdmulhq_s32(x, multiplier);
+  if constexpr (RightOnly) return vrshlq_s32(vsraq_n_s32(m, m, 31), right);
+  else return rdbpot(m, right);
+}
+
+// ADD's parameters as vectors, made once per call (a byte store may alias the span's fields, so they are not read
+// again inside the loop).
+struct AddVectors {
+  int16x8_t a_offset, b_offset;
+  int32x4_t left, a_mul, a_right, b_mul, b_right, o_mul, o_right;
+  ByteRange range;
+};
+
+// 8 elements: the inputs widened with their offsets added (both fit int16), shifted left into int32, rescaled,
+// summed, rescaled.
+template <bool U, bool RightOnly>
+void add_loop(const uint8_t* a_in, const uint8_t* b_in, uint8_t* out, int64_t count, const AddVectors& v) {
+  for (int64_t i = 0; i + 8 <= count; i += 8) {
+    const int16x8_t a16 = widen8<U>(a_in + i, v.a_offset), b16 = widen8<U>(b_in + i, v.b_offset);
+    int32x4_t r[2];
+    for (int h = 0; h < 2; ++h) {
+      const int32x4_t a = vshlq_s32(h ? vmovl_high_s16(a16) : vmovl_s16(vget_low_s16(a16)), v.left);
+      const int32x4_t b = vshlq_s32(h ? vmovl_high_s16(b16) : vmovl_s16(vget_low_s16(b16)), v.left);
+      const int32x4_t sum = vaddq_s32(scale_down<RightOnly>(a, v.a_mul, v.a_right),
+                                      scale_down<RightOnly>(b, v.b_mul, v.b_right));
+      r[h] = scale_down<RightOnly>(sum, v.o_mul, v.o_right);
+    }
+    vst1_u8(out + i, to_bytes<U>(r[0], r[1], v.range));
+  }
 }
 
 template <bool U>
 void add(const AddSpan& s) {
-  const int32x4_t a_offset = vdupq_n_s32(s.a_offset), b_offset = vdupq_n_s32(s.b_offset);
-  const int32x4_t left = vdupq_n_s32(s.left_shift);
-  const int32x4_t a_mul = vdupq_n_s32(s.a_multiplier), a_right = vdupq_n_s32(s.a_shift);
-  const int32x4_t b_mul = vdupq_n_s32(s.b_multiplier), b_right = vdupq_n_s32(s.b_shift);
-  const int32x4_t o_mul = vdupq_n_s32(s.output_multiplier), o_right = vdupq_n_s32(s.output_shift);
-  const ByteRange range = byte_range(s.output_offset, s.act_min, s.act_max);
-  const int16x8_t zero16 = vdupq_n_s16(0);
-  int64_t i = 0;
-  // The shifts of ADD are <= 0 (the loader's multipliers are smaller than one); others take the scalar loop.
+  // The shifts of ADD are <= 0 (the loader's multipliers are smaller than one) and the offsets 8-bit zero points;
+  // others take the scalar loop.
   const bool vector = s.a_shift <= 0 && s.b_shift <= 0 && s.output_shift <= 0 && s.a_shift >= -31 &&
-                      s.b_shift >= -31 && s.output_shift >= -31 && s.left_shift >= 0 && s.left_shift < 31;
-  for (; vector && i + 8 <= s.count; i += 8) {
-    const int16x8_t a16 = widen8<U>(s.a + i, zero16), b16 = widen8<U>(s.b + i, zero16);
-    int32x4_t r[2];
-    for (int h = 0; h < 2; ++h) {
-      const int32x4_t a32 = h ? vmovl_high_s16(a16) : vmovl_s16(vget_low_s16(a16));
-      const int32x4_t b32 = h ? vmovl_high_s16(b16) : vmovl_s16(vget_low_s16(b16));
-      const int32x4_t a = vshlq_s32(vaddq_s32(a32, a_offset), left);
-      const int32x4_t b = vshlq_s32(vaddq_s32(b32, b_offset), left);
-      const int32x4_t sum = vaddq_s32(scale_down(a, a_mul, a_right), scale_down(b, b_mul, b_right));
-      r[h] = scale_down(sum, o_mul, o_right);
-    }
-    vst1_u8(s.out + i, to_bytes<U>(r[0], r[1], range));
+                      s.b_shift >= -31 && s.output_shift >= -31 && s.left_shift >= 0 && s.left_shift < 31 &&
+                      s.a_offset >= -255 && s.a_offset <= 255 && s.b_offset >= -255 && s.b_offset <= 255;
+  const int64_t vectorised = vector ? s.count / 8 * 8 : 0;
+  if (vectorised > 0) {
+    const AddVectors v{vdupq_n_s16(static_cast<int16_t>(s.a_offset)), vdupq_n_s16(static_cast<int16_t>(s.b_offset)),
+                       vdupq_n_s32(s.left_shift), vdupq_n_s32(s.a_multiplier), vdupq_n_s32(s.a_shift),
+                       vdupq_n_s32(s.b_multiplier), vdupq_n_s32(s.b_shift), vdupq_n_s32(s.output_multiplier),
+                       vdupq_n_s32(s.output_shift), byte_range(s.output_offset, s.act_min, s.act_max)};
+    if (s.a_shift < 0 && s.b_shift < 0 && s.output_shift < 0) add_loop<U, true>(s.a, s.b, s.out, vectorised, v);
+    else add_loop<U, false>(s.a, s.b, s.out, vectorised, v);
   }
-  for (; i < s.count; ++i) s.out[i] = static_cast<uint8_t>(add_element(element<U>(s.a[i]), element<U>(s.b[i]), s));
+  for (int64_t i = vectorised; i < s.count; ++i)
+    s.out[i] = static_cast<uint8_t>(add_element(element<U>(s.a[i]), element<U>(s.b[i]), s));
 }
 
 // ---- int8/uint8 -> int16 + offset ------------------------------------------------------------------------------
@@ -421,6 +472,12 @@ template <bool U>
 void widen(const uint8_t* src, int16_t* dst, size_t count, int32_t offset) {
   const int16x8_t off = vdupq_n_s16(static_cast<int16_t>(offset));
   size_t i = 0;
+  for (; i + 32 <= count; i += 32) {  // one 32-byte load, four widening adds, one 64-byte store
+    const uint8x16x2_t v = vld1q_u8_x2(src + i);
+    const int16x8x4_t w = {{add_widened<U>(off, vget_low_u8(v.val[0])), add_widened<U>(off, vget_high_u8(v.val[0])),
+                            add_widened<U>(off, vget_low_u8(v.val[1])), add_widened<U>(off, vget_high_u8(v.val[1]))}};
+    vst1q_s16_x4(dst + i, w);
+  }
   for (; i + 8 <= count; i += 8) vst1q_s16(dst + i, widen8<U>(src + i, off));
   for (; i < count; ++i) dst[i] = static_cast<int16_t>(element<U>(src[i]) + offset);
 }
