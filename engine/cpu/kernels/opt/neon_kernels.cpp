@@ -3,7 +3,8 @@
 // compiled for armv8.2-a+dotprod). Compiled only for aarch64; elsewhere the fill functions do nothing.
 //
 // Multiply-accumulate: int16 x int16 -> int32 with SMLAL / SMLAL2, by vector or by element — exact, since every
-// operand is a value plus an offset within [-255, 255].
+// operand is a value plus an offset within [-255, 255]; for deep int8 convolutions, int8 x int8 -> int16 pairs
+// with SMULL / SMLAL2 summed pairwise into int32 by SADALP (gemm_pairs8; weights in [-127, 127], so exact).
 // Requantization (requantize4; requantize8 for 8-bit outputs, whose clamp runs in int16): fp::requantize lane-wise —
 //   x << max(shift, 0)                      SSHL (wrapping, as shift_left_wrapping)
 //   saturating rounding doubling high mul   SQRDMULH: (2ab + 2^31) >> 32, the same rounding as the reference's
@@ -13,6 +14,7 @@
 //                                           turns that into away from zero (SQADD: INT32_MIN stays, and its remainder
 //                                           is 0 for every e, so the result is the same)
 //   clamp to [act_min - offset, act_max - offset], + offset
+// (where every lane shifts right, scale4<true>: no SSHL, and the -1 comes from one SSRA, x + (x >> 31)).
 #include "opt_kernels.hpp"
 
 #if defined(__aarch64__)

@@ -1,8 +1,9 @@
 // aisrv CPU engine — the optimised kernel backend ("opt"): the reference backend's arithmetic with faster data
-// movement and multiply-accumulate loops (packed int16 GEMM — int8 SDOT where the CPU has it — for CONV_2D,
-// FULLY_CONNECTED, channel-vectorised DEPTHWISE_CONV_2D, stacked gate FCs for the integer LSTM, vectorised
-// requantization, tables for SOFTMAX and 8-bit QUANTIZE, pooling, ADD, PAD, TRANSPOSE). Bit-exact with the reference
-// backend by construction (integer sums are order-independent; requantization uses the same formulas) and by test.
+// movement and multiply-accumulate loops (packed int16 GEMM — on aarch64 pairwise int8, or int8 SDOT where the CPU
+// has it — for CONV_2D, FULLY_CONNECTED, channel-vectorised DEPTHWISE_CONV_2D, stacked gate FCs for the integer
+// LSTM, vectorised requantization, tables for SOFTMAX and 8-bit QUANTIZE, pooling, ADD, PAD, TRANSPOSE), and PADs
+// folded into the convolution they feed (folds_pads). Bit-exact with the reference backend by construction (integer
+// sums are order-independent; requantization uses the same formulas) and by test.
 // The instruction set is chosen at run time: x86-64 AVX2 where the processor has it; on aarch64 NEON, with the
 // dot-product instructions where the processor has them; else portable C++ that the compiler vectorises for the
 // baseline target (SSE2 on x86-64, NEON on aarch64).
