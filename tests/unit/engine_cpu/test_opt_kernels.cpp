@@ -920,9 +920,28 @@ TEST_CASE("AVERAGE_POOL_2D: opt equals ref on random windows, strides, SAME/VALI
 
 // ---- ADD -------------------------------------------------------------------------------------------------------
 
+// Random input bytes for p's shapes; every configuration of the optimised backend against the reference.
+void check_add(Rng& r, AddParams p, bool u8, const std::string& what) {
+  ReferenceKernelBackend ref;
+  auto bytes = [&](const Shape& shape) {
+    const auto n = static_cast<size_t>(shape.elements());
+    return u8 ? random_bytes<uint8_t>(r, n, 0, 255) : random_bytes<int8_t>(r, n, -128, 127);
+  };
+  const auto a = bytes(p.input1_shape), b = bytes(p.input2_shape);
+  p.input1 = a.data();
+  p.input2 = b.data();
+  const auto out_bytes = static_cast<size_t>(p.output_shape.elements());
+  const auto want = run(ref, p, out_bytes);
+  for (const auto [level, threads] : configs()) {
+    INFO("level " << simd_level_name(level) << " threads " << threads << (u8 ? " uint8" : " int8") << " elements "
+                  << out_bytes << " " << what);
+    const auto got = run(*backend_for(level, threads), p, out_bytes);
+    CHECK_MESSAGE(got == want, "first difference: " << first_difference(got, want));
+  }
+}
+
 TEST_CASE("ADD: opt equals ref on random element counts, offsets, scales and clamps; broadcasting too") {
   Rng r(11);
-  ReferenceKernelBackend ref;
   for (int i = 0; i < 300; ++i) {
     const bool u8 = r.chance(0.4);
     AddParams p;
@@ -949,20 +968,7 @@ TEST_CASE("ADD: opt equals ref on random element counts, offsets, scales and cla
     p.input1_shift = r.uniform(-4, 0);
     p.input2_shift = r.uniform(-4, 0);
     p.output_shift = r.uniform(-24, -14);
-    auto a = u8 ? random_bytes<uint8_t>(r, static_cast<size_t>(p.input1_shape.elements()), 0, 255)
-                : random_bytes<int8_t>(r, static_cast<size_t>(p.input1_shape.elements()), -128, 127);
-    auto b = u8 ? random_bytes<uint8_t>(r, static_cast<size_t>(p.input2_shape.elements()), 0, 255)
-                : random_bytes<int8_t>(r, static_cast<size_t>(p.input2_shape.elements()), -128, 127);
-    p.input1 = a.data();
-    p.input2 = b.data();
-    const auto out_bytes = static_cast<size_t>(p.output_shape.elements());
-    const auto want = run(ref, p, out_bytes);
-    for (const auto [level, threads] : configs()) {
-      INFO("level " << simd_level_name(level) << " threads " << threads << (u8 ? " uint8" : " int8") << " elements " << out_bytes
-                    << (broadcast ? " broadcast" : ""));
-      const auto got = run(*backend_for(level, threads), p, out_bytes);
-      CHECK_MESSAGE(got == want, "first difference: " << first_difference(got, want));
-    }
+    check_add(r, p, u8, broadcast ? "broadcast" : "");
   }
 }
 
@@ -971,7 +977,6 @@ TEST_CASE("ADD: rounding ties of every rescale, negative ones included, are roun
   // small, so that ties (x = 2^(e-1) mod 2^e) happen at every stage for a good share of the elements — the
   // realistic parameters of the test above (shifts of -14 and less at the output) almost never produce one.
   Rng r(12);
-  ReferenceKernelBackend ref;
   for (int i = 0; i < 120; ++i) {
     const bool u8 = r.chance(0.4);
     AddParams p;
@@ -993,20 +998,8 @@ TEST_CASE("ADD: rounding ties of every rescale, negative ones included, are roun
     p.input1_shift = r.uniform(-3, 0);
     p.input2_shift = r.uniform(-3, 0);
     p.output_shift = r.uniform(-4, -1);
-    auto a = u8 ? random_bytes<uint8_t>(r, static_cast<size_t>(s.elements()), 0, 255)
-                : random_bytes<int8_t>(r, static_cast<size_t>(s.elements()), -128, 127);
-    auto b = u8 ? random_bytes<uint8_t>(r, static_cast<size_t>(s.elements()), 0, 255)
-                : random_bytes<int8_t>(r, static_cast<size_t>(s.elements()), -128, 127);
-    p.input1 = a.data();
-    p.input2 = b.data();
-    const auto out_bytes = static_cast<size_t>(s.elements());
-    const auto want = run(ref, p, out_bytes);
-    for (const auto [level, threads] : configs()) {
-      INFO("level " << simd_level_name(level) << " threads " << threads << " shifts " << p.input1_shift << ", "
-                    << p.input2_shift << ", " << p.output_shift);
-      const auto got = run(*backend_for(level, threads), p, out_bytes);
-      CHECK_MESSAGE(got == want, "first difference: " << first_difference(got, want));
-    }
+    check_add(r, p, u8, "shifts " + std::to_string(p.input1_shift) + ", " + std::to_string(p.input2_shift) + ", " +
+                            std::to_string(p.output_shift));
   }
 }
 
