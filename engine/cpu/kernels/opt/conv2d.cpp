@@ -272,13 +272,11 @@ void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, WorkerPo
   }, macs);
 }
 
-}  // namespace
-
-namespace {
 // int8 weights (filter offset 0) and an input zero point that fits a byte: the byte layouts apply.
 bool int8_bytes(const Conv2DParams& p) {
   return p.dtype == DType::int8 && p.filter_offset == 0 && p.input_offset >= -127 && p.input_offset <= 128;
 }
+
 }  // namespace
 
 GemmLayout conv2d_layout(const Conv2DParams& p, const OptKernels& k) {
