@@ -233,13 +233,7 @@ AISRV_AVX2 void fc_row(const FcRow& f) {
   const int32_t full = f.depth & ~15;
   const __m256i filter_offset = _mm256_set1_epi16(static_cast<int16_t>(f.filter_offset));
   const size_t depth = static_cast<size_t>(f.depth);
-  auto finish = [&](int32_t o, int32_t acc) {
-    const uint8_t* w = f.weights + static_cast<size_t>(o) * depth;
-    for (int32_t k = full; k < f.depth; ++k) acc += (element<U>(w[k]) + f.filter_offset) * f.input[k];
-    if (f.bias) acc += f.bias[o];
-    f.out[o] = static_cast<uint8_t>(
-        fp::requantize(acc, f.multiplier[o], f.shift[o], f.output_offset, f.act_min, f.act_max));
-  };
+  auto finish = [&](int32_t o, int32_t acc) { fc_element<U>(f, o, acc, full); };
   int32_t o = 0;
   for (; o + 4 <= f.outputs; o += 4) {
     const uint8_t* w0 = f.weights + static_cast<size_t>(o) * depth;

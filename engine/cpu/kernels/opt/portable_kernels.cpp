@@ -51,14 +51,7 @@ void depthwise_row(const DepthwiseRow& d) {
 
 template <bool U>
 void fc_row(const FcRow& f) {
-  for (int32_t o = 0; o < f.outputs; ++o) {
-    const uint8_t* w = f.weights + static_cast<size_t>(o) * static_cast<size_t>(f.depth);
-    int32_t acc = 0;
-    for (int32_t k = 0; k < f.depth; ++k) acc += (element<U>(w[k]) + f.filter_offset) * f.input[k];
-    if (f.bias) acc += f.bias[o];
-    f.out[o] = static_cast<uint8_t>(
-        fp::requantize(acc, f.multiplier[o], f.shift[o], f.output_offset, f.act_min, f.act_max));
-  }
+  for (int32_t o = 0; o < f.outputs; ++o) fc_element<U>(f, o, 0, 0);
 }
 
 template <bool U>

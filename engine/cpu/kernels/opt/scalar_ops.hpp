@@ -37,4 +37,15 @@ inline int32_t element(uint8_t v) {
   else return static_cast<int8_t>(v);
 }
 
+// Output o of a FULLY_CONNECTED row (FcRow): `acc` holds the products of depth entries [0, from), the rest are
+// added here, then the bias and the requantization.
+template <bool Unsigned>
+inline void fc_element(const FcRow& f, int32_t o, int32_t acc, int32_t from) {
+  const uint8_t* w = f.weights + static_cast<size_t>(o) * static_cast<size_t>(f.depth);
+  for (int32_t k = from; k < f.depth; ++k) acc += (element<Unsigned>(w[k]) + f.filter_offset) * f.input[k];
+  if (f.bias) acc += f.bias[o];
+  f.out[o] = static_cast<uint8_t>(
+      fp::requantize(acc, f.multiplier[o], f.shift[o], f.output_offset, f.act_min, f.act_max));
+}
+
 }  // namespace aisrv::engine::cpu::opt
