@@ -59,7 +59,7 @@ GemmLayout conv2d_layout(const Conv2DParams& p, const OptKernels& k);
 bool conv2d_runs(GemmLayout layout, const Conv2DParams& p, const OptKernels& k);
 // Shallower int8 convolutions keep the int16 layout on the NEON level: at a depth of 16 or 24 the pairwise GEMM's
 // per-output reduction (and, for 24, the padding to 32) outweighs its cheaper multiply-accumulates (mobilenet_v2,
-// measured in instructions: thresholds 16 and 17 cost 4-5 M more than 25; 27 and 48 up to 0.4 M more).
+// measured in instructions: thresholds 16 and 17 cost 3-4 M more than 25, 48 cost 0.4 M more).
 inline constexpr int64_t kPairs8MinDepth = 25;
 size_t conv2d_scratch_bytes(const Conv2DParams& p, size_t participants, GemmLayout layout);
 size_t conv2d_prepared_bytes(const Conv2DParams& p, GemmLayout layout);
