@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <linux/usb/ch9.h>
 #include <linux/usb/functionfs.h>
-#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -26,8 +25,6 @@ namespace aisrv::phy::usb {
 
 namespace {
 
-extern "C" void ignore_signal(int) {}
-
 int sys_io_setup(unsigned nr, aio_context_t* ctx) { return static_cast<int>(syscall(SYS_io_setup, nr, ctx)); }
 int sys_io_destroy(aio_context_t ctx) { return static_cast<int>(syscall(SYS_io_destroy, ctx)); }
 int sys_io_submit(aio_context_t ctx, long n, iocb** cbs) { return static_cast<int>(syscall(SYS_io_submit, ctx, n, cbs)); }
@@ -44,14 +41,7 @@ constexpr auto kAbortPatience = std::chrono::seconds(2);
 }  // namespace
 
 Result<std::unique_ptr<FunctionFsEndpoints>> FunctionFsEndpoints::open(const std::string& dir, int interrupt_signal) {
-  // A handler that does nothing, without SA_RESTART: the signal only makes a blocking endpoint call return EINTR.
-  struct sigaction sa {};
-  sa.sa_handler = ignore_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = 0;
-  if (sigaction(interrupt_signal, &sa, nullptr) != 0)
-    return make_error(Errc::internal, "cannot install the handler of signal {}: {}", interrupt_signal,
-                      std::strerror(errno));
+  auto interrupter = AISRV_TRY(CallInterrupter::create(interrupt_signal));
   const std::string out_path = dir + "/" + kFfsFileOut, in_path = dir + "/" + kFfsFileIn;
   const int out_fd = ::open(out_path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
   if (out_fd < 0) return make_error(Errc::io_error, "cannot open {}: {}", out_path, std::strerror(errno));
@@ -68,11 +58,12 @@ Result<std::unique_ptr<FunctionFsEndpoints>> FunctionFsEndpoints::open(const std
     ::close(in_fd);
     return make_error(Errc::io_error, "io_setup failed: {}", std::strerror(e));
   }
-  return std::unique_ptr<FunctionFsEndpoints>(new FunctionFsEndpoints(out_fd, in_fd, interrupt_signal, ctx));
+  return std::unique_ptr<FunctionFsEndpoints>(new FunctionFsEndpoints(out_fd, in_fd, std::move(interrupter), ctx));
 }
 
-FunctionFsEndpoints::FunctionFsEndpoints(int out_fd, int in_fd, int signal, aio_context_t ctx)
-    : out_fd_(out_fd), in_fd_(in_fd), signal_(signal), ctx_(ctx) {}
+FunctionFsEndpoints::FunctionFsEndpoints(int out_fd, int in_fd, std::unique_ptr<CallInterrupter> interrupter,
+                                         aio_context_t ctx)
+    : out_fd_(out_fd), in_fd_(in_fd), interrupter_(std::move(interrupter)), ctx_(ctx) {}
 
 FunctionFsEndpoints::~FunctionFsEndpoints() {
   close();
@@ -104,7 +95,8 @@ void FunctionFsEndpoints::close() {
     closed_ = true;
     cv_.notify_all();
   }
-  abort();
+  interrupter_->shut(kAbortPatience);
+  drop_queued();
 }
 
 bool FunctionFsEndpoints::wait_enabled() {
@@ -114,8 +106,12 @@ bool FunctionFsEndpoints::wait_enabled() {
 }
 
 void FunctionFsEndpoints::abort() {
-  std::unique_lock lock(mu_);
-  aborted_ = true;
+  interrupter_->abort(kAbortPatience);  // marks the link reset and ends the blocking read in progress
+  drop_queued();
+}
+
+void FunctionFsEndpoints::drop_queued() {
+  std::lock_guard lock(mu_);
   // Data a UDC already holds in its FIFOs belongs to the dropped command (no-op on dummy_hcd).
   ioctl(out_fd_, FUNCTIONFS_FIFO_FLUSH);
   ioctl(in_fd_, FUNCTIONFS_FIFO_FLUSH);
@@ -124,18 +120,11 @@ void FunctionFsEndpoints::abort() {
       io_event ev{};
       sys_io_cancel(ctx_, &w.cb, &ev);
     }
-  // Interrupt the blocking call in progress; repeat, since the signal may arrive just before the call starts.
-  const auto until = std::chrono::steady_clock::now() + kAbortPatience;
-  while (in_io_ && std::chrono::steady_clock::now() < until) {
-    pthread_kill(io_thread_, signal_);
-    cv_.wait_for(lock, std::chrono::milliseconds(5));
-  }
 }
 
 void FunctionFsEndpoints::rearm() {
   reap(false);
-  std::lock_guard lock(mu_);
-  if (!closed_) aborted_ = false;
+  interrupter_->rearm();
   write_error_ = {};  // what is left in flight belongs to earlier commands
   ++epoch_;
 }
@@ -194,36 +183,12 @@ IoResult FunctionFsEndpoints::flush() {
   return r;
 }
 
-bool FunctionFsEndpoints::begin_io(IoResult& refused) {
-  std::lock_guard lock(mu_);
-  if (closed_) {
-    refused = IoResult{Io::disabled, 0, false, "endpoints closed"};
-    return false;
-  }
-  if (aborted_) {
-    refused = IoResult{Io::cancelled, 0, false, "link reset"};
-    return false;
-  }
-  in_io_ = true;
-  io_thread_ = pthread_self();
-  return true;
-}
-
-void FunctionFsEndpoints::end_io() {
-  std::lock_guard lock(mu_);
-  in_io_ = false;
-  cv_.notify_all();
-}
-
 IoResult FunctionFsEndpoints::classify(int err, const char* what) {
   IoResult r;
-  {
-    std::lock_guard lock(mu_);
-    if (closed_) r.io = Io::disabled;
-    else if (aborted_) r.io = Io::cancelled;
-    else if (err == ESHUTDOWN || err == EAGAIN || err == ENODEV || err == ECONNRESET) r.io = Io::disabled;
-    else r.io = Io::failed;
-  }
+  if (interrupter_->is_shut()) r.io = Io::disabled;
+  else if (interrupter_->aborted()) r.io = Io::cancelled;
+  else if (err == ESHUTDOWN || err == EAGAIN || err == ENODEV || err == ECONNRESET) r.io = Io::disabled;
+  else r.io = Io::failed;
   r.detail = fmt::format("{}: {}", what, std::strerror(err));
   return r;
 }
@@ -246,19 +211,19 @@ IoResult FunctionFsEndpoints::receive(ReceiveParts parts) {
       iov[count++] = {parts[p].data() + off, take};
       want -= take;
     }
-    IoResult refused;
-    if (!begin_io(refused)) {
-      refused.bytes = total;
-      return refused;
+    if (!interrupter_->begin()) {
+      const bool shut = interrupter_->is_shut();
+      return IoResult{shut ? Io::disabled : Io::cancelled, total, false, shut ? "endpoints closed" : "link reset"};
     }
     const ssize_t n = ::readv(out_fd_, iov.data(), static_cast<int>(count));
     const int err = errno;
-    end_io();
+    interrupter_->end();
     if (n < 0) {
       if (err == ENOMEM && chunk_ > kSmallChunk) {  // no contiguous kernel buffer that large: smaller requests
         chunk_ = kSmallChunk;
         continue;
       }
+      if (err == EINTR && !interrupter_->aborted()) continue;  // a signal not meant to end this read: nothing read
       IoResult r = classify(err, "read ep1");
       r.bytes = total;
       return r;
@@ -307,9 +272,11 @@ IoResult FunctionFsEndpoints::send(std::span<const uint8_t> head, std::span<cons
         break;
       }
     {
+      // Checked and submitted under mu_: abort() marks the link reset before drop_queued() takes mu_, so a write
+      // either sees the mark or is cancelled with the others.
       std::lock_guard lock(mu_);
-      if (closed_) return IoResult{Io::disabled, 0, false, "endpoints closed"};
-      if (aborted_) return IoResult{Io::cancelled, 0, false, "link reset"};
+      if (interrupter_->is_shut()) return IoResult{Io::disabled, 0, false, "endpoints closed"};
+      if (interrupter_->aborted()) return IoResult{Io::cancelled, 0, false, "link reset"};
       w->cb = iocb{};
       w->cb.aio_data = reinterpret_cast<uint64_t>(w);
       w->cb.aio_lio_opcode = IOCB_CMD_PWRITEV;

@@ -9,13 +9,12 @@
 //   - each request goes through a kernel buffer of its size (kmalloc'd unless the UDC does scatter-gather).
 // Reads block: f_fs completes AIO requests through a workqueue, a thread hand-off per request (measured 10-40 ms per
 // completion in the QEMU test guest), while a blocking read is woken directly by the request's completion. abort()
-// interrupts a blocking read with a thread-directed signal. Writes use Linux AIO without waiting: f_fs copies the
+// interrupts a blocking read with a thread-directed signal (CallInterrupter). Writes use Linux AIO without waiting: f_fs copies the
 // data into its own buffer when the request is submitted, so an answer's status, payload and zero-length packet are
 // queued at once and the session goes on to read the next command; completions are collected later.
 #pragma once
 
 #include <linux/aio_abi.h>
-#include <pthread.h>
 
 #include <atomic>
 #include <array>
@@ -26,6 +25,7 @@
 #include <string>
 
 #include "aisrv/phy/usb_device_endpoints.hpp"
+#include "call_interrupter.hpp"
 #include "aisrv/protocol/result.hpp"
 
 namespace aisrv::phy::usb {
@@ -70,19 +70,18 @@ class FunctionFsEndpoints final : public DeviceEndpoints {
   };
   static constexpr size_t kWrites = 32;  // writes in flight (an answer takes up to 3 plus one per piece)
 
-  FunctionFsEndpoints(int out_fd, int in_fd, int signal, aio_context_t ctx);
+  FunctionFsEndpoints(int out_fd, int in_fd, std::unique_ptr<CallInterrupter> interrupter, aio_context_t ctx);
   // Collects write completions (waiting for at least one when `wait`); the first failure is kept in write_error_.
   void reap(bool wait);
   // Waits until no write is in flight (cancelling them after `patience`).
   void settle_writes(std::chrono::milliseconds patience);
-  // Marks the calling thread as doing endpoint I/O (abort() may interrupt it); false when aborted or closed.
-  bool begin_io(IoResult& refused);
-  void end_io();
+  // Cancels the queued writes and flushes the UDC's FIFOs: they belong to the dropped command.
+  void drop_queued();
   IoResult classify(int err, const char* what);
 
   int out_fd_;
   int in_fd_;
-  int signal_;
+  std::unique_ptr<CallInterrupter> interrupter_;  // ends the blocking read on abort()
   aio_context_t ctx_;
   std::array<Write, kWrites> writes_{};
   std::deque<Write*> write_fifo_;  // in submission order
@@ -95,9 +94,6 @@ class FunctionFsEndpoints final : public DeviceEndpoints {
   std::condition_variable cv_;
   bool enabled_ = false;
   bool closed_ = false;
-  bool aborted_ = false;
-  bool in_io_ = false;
-  pthread_t io_thread_{};
 };
 
 }  // namespace aisrv::phy::usb

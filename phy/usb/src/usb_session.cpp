@@ -91,10 +91,11 @@ UsbSession::Step UsbSession::io_failed(const IoResult& r, const char* phase) {
       return Step::next;
     case Io::disabled: return Step::link_down;
     case Io::failed:
-      if (logger_) logger_->warn("USB: {} failed: {}", phase, r.detail);
-      // Do not spin on an endpoint that keeps failing.
+      if (logger_) logger_->warn("USB: {} failed: {}; the command is dropped", phase, r.detail);
+      // The interface is still enabled, so the host's session goes on (its tensors stay); do not spin on an
+      // endpoint that keeps failing.
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      return Step::link_down;
+      return Step::next;
   }
   return Step::link_down;
 }
