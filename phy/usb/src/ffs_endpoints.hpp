@@ -9,9 +9,10 @@
 //   - each request goes through a kernel buffer of its size (kmalloc'd unless the UDC does scatter-gather).
 // Reads block: f_fs completes AIO requests through a workqueue, a thread hand-off per request (measured 10-40 ms per
 // completion in the QEMU test guest), while a blocking read is woken directly by the request's completion. abort()
-// interrupts a blocking read with a thread-directed signal (CallInterrupter). Writes use Linux AIO without waiting: f_fs copies the
-// data into its own buffer when the request is submitted, so an answer's status, payload and zero-length packet are
-// queued at once and the session goes on to read the next command; completions are collected later.
+// interrupts a blocking read with a thread-directed signal (CallInterrupter). Writes use Linux AIO without waiting:
+// f_fs copies the data into its own buffer when the request is submitted, so an answer's status, payload and
+// zero-length packet are queued at once and the session goes on to read the next command; completions are collected
+// later.
 #pragma once
 
 #include <linux/aio_abi.h>
