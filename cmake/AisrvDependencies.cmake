@@ -13,6 +13,7 @@ pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET libturbojpeg)  # JPEG, BMP,
 pkg_check_modules(PNG REQUIRED IMPORTED_TARGET libpng)
 pkg_check_modules(STB REQUIRED IMPORTED_TARGET stb)  # BMP, PPM/PGM pictures
 pkg_check_modules(GPIOD REQUIRED IMPORTED_TARGET libgpiod)  # output GPIO lines (GPIO character device)
+pkg_check_modules(CAIRO REQUIRED IMPORTED_TARGET cairo fontconfig)  # `aisrv infer --draw`: results drawn (PNG)
 find_package(Protobuf REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(OpenSSL REQUIRED)               # MD5 for HEF v0 integrity

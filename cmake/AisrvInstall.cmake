@@ -6,18 +6,19 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 # --- shared libraries ------------------------------------------------------------------------------------------------
-# libaisrv-client: the protocol and the client library (and the C99 MCU client the SPI transport uses). Everything an
-# application needs to talk to a server; no engine, store or driver code.
+# libaisrv-client: the protocol and the client library (and the C99 MCU client the SPI transport uses), pictures into
+# input tensors (engine/image) and outputs decoded into classes, boxes, masks and keypoints (engine/results).
+# Everything an application needs to talk to a server and read its answers; no engine, store or driver code.
 # A shared library is made of the objects of the layer libraries (all of them, as an archive would only give what the
 # library version file uses); linking the same static libraries privately brings their outside dependencies.
-set(AISRV_CLIENT_PARTS aisrv_client aisrv_protocol aisrv_protocol_c aisrv_mcu)
+set(AISRV_CLIENT_PARTS aisrv_client aisrv_protocol aisrv_protocol_c aisrv_mcu aisrv_image aisrv_results)
 add_library(aisrv_client_shared SHARED host/client/src/library_version.cpp)
 foreach(part ${AISRV_CLIENT_PARTS})
   target_sources(aisrv_client_shared PRIVATE $<TARGET_OBJECTS:${part}>)
 endforeach()
 target_link_libraries(aisrv_client_shared PUBLIC fmt::fmt PRIVATE ${AISRV_CLIENT_PARTS})
 target_include_directories(aisrv_client_shared PUBLIC
-  "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/protocol/include;${PROJECT_SOURCE_DIR}/host/client/include;${PROJECT_SOURCE_DIR}/host/mcu/include;${PROJECT_BINARY_DIR}/generated>"
+  "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/protocol/include;${PROJECT_SOURCE_DIR}/host/client/include;${PROJECT_SOURCE_DIR}/host/mcu/include;${PROJECT_SOURCE_DIR}/engine/image/include;${PROJECT_SOURCE_DIR}/engine/results/include;${PROJECT_BINARY_DIR}/generated>"
   "$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>")
 set_target_properties(aisrv_client_shared PROPERTIES OUTPUT_NAME aisrv-client EXPORT_NAME client
                       VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR})
@@ -48,8 +49,8 @@ install(TARGETS aisrvd RUNTIME DESTINATION ${CMAKE_INSTALL_SBINDIR} COMPONENT da
 install(TARGETS aisrv RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tools)
 
 # --- headers ------------------------------------------------------------------------------------------------------------
-install(DIRECTORY protocol/include/ host/client/include/ host/mcu/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        COMPONENT development)
+install(DIRECTORY protocol/include/ host/client/include/ host/mcu/include/ engine/image/include/
+                  engine/results/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT development)
 install(FILES ${PROJECT_BINARY_DIR}/generated/aisrv/build_info.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/aisrv
         COMPONENT development)
 install(DIRECTORY aisrv/include/ engine/include/ flash/include/ phy/local/include/ phy/socket/include/

@@ -166,7 +166,7 @@ EngineSlot* Server::engine(uint32_t number) {
 
 uint32_t Server::capabilities() const {
   uint32_t caps = AISRV_CAP_TIMING_RECORD | AISRV_CAP_CANCEL | AISRV_CAP_INFER | AISRV_CAP_SESSIONS | AISRV_CAP_STATS |
-                  options_.extra_capabilities;
+                  AISRV_CAP_MODEL_METADATA | options_.extra_capabilities;
   if (!options_.chains.empty()) caps |= AISRV_CAP_CHAIN;
   for (const auto& e : engines_) {
     if (e->has_sensor()) caps |= AISRV_CAP_SENSOR;

@@ -17,7 +17,8 @@ std::string capability_names(uint32_t caps) {
       {AISRV_CAP_CRC32, "crc32"},   {AISRV_CAP_FLASH, "flash"}, {AISRV_CAP_TIMING_RECORD, "timing-record"},
       {AISRV_CAP_CANCEL, "cancel"}, {AISRV_CAP_SENSOR, "sensor"}, {AISRV_CAP_GPIO, "gpio"},
       {AISRV_CAP_CHAIN, "chain"},   {AISRV_CAP_USB_ONE_TRANSFER, "usb-one-transfer"},
-      {AISRV_CAP_INFER, "infer"},   {AISRV_CAP_SESSIONS, "sessions"}, {AISRV_CAP_STATS, "stats"}, {AISRV_CAP_I2C, "i2c"}};
+      {AISRV_CAP_INFER, "infer"},   {AISRV_CAP_SESSIONS, "sessions"}, {AISRV_CAP_STATS, "stats"}, {AISRV_CAP_I2C, "i2c"},
+      {AISRV_CAP_MODEL_METADATA, "model-metadata"}};
   std::string s;
   for (auto [bit, name] : names)
     if (caps & bit) s += (s.empty() ? "" : ",") + std::string(name);

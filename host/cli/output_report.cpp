@@ -4,17 +4,22 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <sstream>
+
+#include "aisrv/results/results.hpp"
 
 #include "tensor_format.hpp"
 
 namespace aisrv::cli {
 
 Result<std::vector<std::string>> read_labels(const std::string& path) {
-  std::vector<std::string> labels;
-  if (path.empty()) return labels;
+  if (path.empty()) return std::vector<std::string>{};
   std::ifstream in(path);
   if (!in) return make_error(Errc::invalid_argument, "cannot read labels file {}", path);
-  for (std::string line; std::getline(in, line);) labels.push_back(line);
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto labels = results::parse_labels(text.str());
+  if (!labels) return make_error(labels.error().code, "labels file {}: {}", path, labels.error().message);
   return labels;
 }
 

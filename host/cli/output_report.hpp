@@ -19,7 +19,7 @@ struct OutputArgs {
   unsigned top = 5;
 };
 
-// One label per line; an empty path gives none.
+// Class names from a label file (one per line, or "ID name" lines; results::parse_labels); an empty path gives none.
 Result<std::vector<std::string>> read_labels(const std::string& path);
 
 // Prints (unless `json`) one output tensor; returns its JSON form.

@@ -1,6 +1,7 @@
 // aisrv protocol — codecs of the structured payloads (layouts in docs/protocol.md).
 #include "aisrv/protocol/payloads.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -163,6 +164,37 @@ Result<ModelTensors> decode_tensor_info(std::span<const uint8_t> in) {
     return make_error(Errc::protocol_error, "tensor counts {}/{} above the limit {}", ni, no, AISRV_MAX_TENSORS);
   for (uint8_t i = 0; i < ni && !r.failed(); ++i) m.inputs.push_back(decode_tensor(r));
   for (uint8_t i = 0; i < no && !r.failed(); ++i) m.outputs.push_back(decode_tensor(r));
+  if (auto st = r.status(); !st) return std::move(st).error();
+  return m;
+}
+
+const std::string* ModelMetadata::find(std::string_view key) const {
+  for (const auto& [k, v] : entries)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+void encode(const ModelMetadata& m, std::vector<uint8_t>& out) {
+  ByteWriter w(out);
+  const size_t n = std::min(m.entries.size(), kMaxMetadataEntries);
+  w.u32(static_cast<uint32_t>(n));
+  for (size_t i = 0; i < n; ++i) {
+    w.str8(m.entries[i].first);
+    w.str32(m.entries[i].second);
+  }
+}
+
+Result<ModelMetadata> decode_model_metadata(std::span<const uint8_t> in) {
+  ByteReader r(in);
+  ModelMetadata m;
+  const uint32_t n = r.u32("entry count");
+  if (n > kMaxMetadataEntries)
+    return make_error(Errc::protocol_error, "{} metadata entries, above the limit {}", n, kMaxMetadataEntries);
+  for (uint32_t i = 0; i < n && !r.failed(); ++i) {
+    std::string key = r.str8("metadata key");
+    std::string value = r.str32("metadata value", AISRV_MAX_PAYLOAD);
+    m.entries.emplace_back(std::move(key), std::move(value));
+  }
   if (auto st = r.status(); !st) return std::move(st).error();
   return m;
 }

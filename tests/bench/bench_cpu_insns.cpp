@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
       const PreparedOp& op = it.operators()[i];
       std::printf("op %zu %s\n", i, op.op_name.c_str());
       syscall(kMarker, i);
-      if (op.folded_into < 0) run_kernel(*backend, op.params);  // a folded PAD does not run (nor has an output)
+      if (op.folded_into < 0 && !run_kernel(*backend, op.params).ok()) return 1;  // a folded PAD does not run
       syscall(kMarker, i);
     }
   }

@@ -371,6 +371,7 @@ bool decodes(const std::string& record, std::span<const uint8_t> p) {
   if (record == "timings") return decode_timings(p).ok();
   if (record == "session_info") return decode_session_info(p).ok();
   if (record == "server_stats") return decode_server_stats(p).ok();
+  if (record == "model_metadata") return decode_model_metadata(p).ok();
   FAIL("cases.json names an unknown record " << record);
   return false;
 }

@@ -29,7 +29,7 @@ void round_trip(std::span<const uint8_t> in, Decode decode) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::span<const uint8_t> in(data + 1, size - 1);
-  switch (data[0] % 15) {
+  switch (data[0] % 16) {
     case 0: round_trip<Spec>(in, decode_spec); break;
     case 1: (void)decode_version(in); break;  // accepts trailing bytes: no exact round trip
     case 2: round_trip<ModelTensors>(in, decode_tensor_info); break;
@@ -61,6 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 12: (void)decode_flash_write_state(in); break;
     case 13: (void)decode_u32(in); break;
     case 14: round_trip<ServerStats>(in, decode_server_stats); break;
+    case 15: round_trip<ModelMetadata>(in, decode_model_metadata); break;
   }
   return 0;
 }

@@ -109,6 +109,9 @@ int main(int argc, char** argv) {
     encode(SessionInfo{7, "unix", "uid 1000", Role::user, true, 100, 1000, 16, 3}, v);
     seed("fuzz_payloads", "session_info", with_selector(8, v));
     v.clear();
+    encode(ModelMetadata{{{"task", "detection"}, {"labels", "person\nkite\n"}}}, v);
+    seed("fuzz_payloads", "model_metadata", with_selector(15, v));
+    v.clear();
     encode(FlashBegin{1000, 0x1234, 1, "model"}, v);
     seed("fuzz_payloads", "flash_begin", with_selector(9, v));
     v.clear();

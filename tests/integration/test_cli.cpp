@@ -61,7 +61,7 @@ TEST_CASE("every subcommand works over Unix and TCP, with text and JSON output")
     CAPTURE(target);
     auto r = f.cli({"version"}, target);
     CHECK(r.exit_code == 0);
-    CHECK(r.out.find("protocol 1.2") != std::string::npos);
+    CHECK(r.out.find("protocol 1.3") != std::string::npos);
     CHECK(r.out.find("capabilities: timing-record,cancel,chain,infer,sessions") != std::string::npos);
     auto v = json_of(f.cli({"--json", "version"}, target));
     CHECK(v["server"]["engines"] == 2);

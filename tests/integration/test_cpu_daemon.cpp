@@ -194,6 +194,13 @@ TEST_CASE("aisrv infer --image: the Coral cat through our preprocessing gives li
   CHECK(top.at(0).at("index") == 283);
   CHECK(top.at(0).at("label") == "tiger cat");
   CHECK(top.at(0).at("value").get<double>() > 0.25);
+  // What people read: the classes decoded, named by the label file (or, without one, by the model's own labels).
+  CHECK(j.at("found").at("task") == "classification");
+  CHECK(j.at("found").at("classes").at(0).at("index") == 283);
+  CHECK(j.at("found").at("classes").at(0).at("label") == "tiger cat");
+  r = cli({"--engine", "1", "infer", "--image", coral + "/cat.bmp"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out << r.err);
+  CHECK_MESSAGE(r.out.find("top classes:\n  tiger cat 0.2969") != std::string::npos, r.out);
 
   // Two pictures, one input: a batch of two inferences with the same answer.
   r = cli({"--engine", "1", "--json", "infer", "--image", coral + "/cat.bmp", "--image", coral + "/cat.bmp", "--top",

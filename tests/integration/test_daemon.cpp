@@ -25,7 +25,7 @@ test::RunResult daemon(std::vector<std::string> args) {
 TEST_CASE("--version and --help") {
   auto r = daemon({"--version"});
   CHECK(r.exit_code == 0);
-  CHECK(r.out.find("aisrvd 0.1.0 (protocol 1.2)") != std::string::npos);
+  CHECK(r.out.find("aisrvd 0.1.0 (protocol 1.3)") != std::string::npos);
   r = daemon({"--help"});
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("cpu:") != std::string::npos);

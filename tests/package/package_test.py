@@ -164,7 +164,7 @@ def main():
 
         tool = os.path.join(root, "usr/bin/aisrv")
         version = subprocess.run([tool, "--connect", target, "version"], capture_output=True, text=True)
-        check(version.returncode == 0 and "protocol 1.2" in version.stdout,
+        check(version.returncode == 0 and "protocol 1.3" in version.stdout,
               "the installed aisrv talks to the service: %s" % version.stdout.strip().replace("\n", "; ")[:120])
         model = os.path.join(TESTDATA, "tflite/tensorflow__tflite-micro/person_detect.tflite")
         if not os.path.exists(model):

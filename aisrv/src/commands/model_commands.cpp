@@ -1,5 +1,5 @@
 // aisrv interpreter — model commands: SET_MODEL_PRIMARY/SECONDARY, UNLOAD_MODEL (admin: the model is shared), and the
-// introspection every session may use from the model snapshot: GET_SPEC, GET_TENSOR_INFO,
+// introspection every session may use from the model snapshot: GET_SPEC, GET_TENSOR_INFO, GET_MODEL_METADATA,
 // GET_INPUT/OUTPUT_TENSOR_LENGTH. (SET_MODEL_*_FLASH: flash_commands.cpp.)
 #include "command_table.hpp"
 
@@ -45,6 +45,14 @@ Status get_tensor_info(CommandContext& c) {
   return ok();
 }
 
+Status get_model_metadata(CommandContext& c) {
+  const auto m = AISRV_TRY(model_of(c));
+  protocol::ModelMetadata meta;
+  meta.entries = m->info.metadata;
+  protocol::encode(meta, c.response.payload);
+  return ok();
+}
+
 Status get_input_length(CommandContext& c) {
   const auto m = AISRV_TRY(model_of(c));
   const uint32_t i = c.request.header.tensor;
@@ -72,6 +80,7 @@ void add_model_commands(CommandTable& t) {
   t.add(Command::UNLOAD_MODEL, {unload_model, Scope::engine, Payload::none, Run::queued, Access::admin});
   t.add(Command::GET_SPEC, {get_spec, Scope::engine, Payload::none, Run::immediate});
   t.add(Command::GET_TENSOR_INFO, {get_tensor_info, Scope::engine, Payload::none, Run::immediate});
+  t.add(Command::GET_MODEL_METADATA, {get_model_metadata, Scope::engine, Payload::none, Run::immediate});
   t.add(Command::GET_INPUT_TENSOR_LENGTH, {get_input_length, Scope::engine, Payload::none, Run::immediate});
   t.add(Command::GET_OUTPUT_TENSOR_LENGTH, {get_output_length, Scope::engine, Payload::none, Run::immediate});
 }

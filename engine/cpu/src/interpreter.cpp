@@ -7,6 +7,7 @@
 #include <limits>
 #include <new>
 
+#include "model_metadata.hpp"
 #include "model_reader.hpp"
 #include "op_names.hpp"
 
@@ -110,7 +111,7 @@ Result<void> Interpreter::prepare_operators(const InterpreterConfig& config, Ker
   ops_.reserve(graph_.operators.size());
   for (size_t i = 0; i < graph_.operators.size(); ++i) {
     const OperatorSpec& spec = graph_.operators[i];
-    const PrepareFn prepare = find_prepare(spec.code);
+    const PrepareFn prepare = find_prepare(spec);
     if (!prepare) {
       if (spec.code == static_cast<int32_t>(BuiltinOp::custom))
         return make_error(Errc::model_error,
@@ -124,8 +125,8 @@ Result<void> Interpreter::prepare_operators(const InterpreterConfig& config, Ker
       return make_error(Errc::model_error, "operator {} ({}) has no outputs", i, builtin_op_name(spec.code));
     PreparedOp op;
     op.op_name = builtin_op_name(spec.code);
-    op.output_tensor = spec.outputs[0];
-    op.layer_name = graph_.tensors[static_cast<size_t>(op.output_tensor)].name;
+    op.outputs = spec.outputs;
+    op.layer_name = graph_.tensors[static_cast<size_t>(spec.outputs[0])].name;
     op.params = AISRV_TRY(prepare(PrepareContext(graph_, i, memory_)));
     for (int32_t t : spec.inputs)
       if (t != kNoTensor && graph_.tensors[static_cast<size_t>(t)].is_variable) op.variables.push_back(t);
@@ -273,12 +274,14 @@ Result<std::unique_ptr<Interpreter>> Interpreter::load(std::span<const uint8_t> 
     size_t out_max = 0, var_total = 0;
     for (const PreparedOp& op : it->ops_) {
       if (op.folded_into >= 0) continue;
-      out_max = std::max(out_max, it->graph_.tensors[static_cast<size_t>(op.output_tensor)].bytes);
+      size_t out = 0;
+      for (int32_t t : op.outputs) out += align_up(it->graph_.tensors[static_cast<size_t>(t)].bytes, kArenaAlignment);
+      out_max = std::max(out_max, out);
       size_t v = 0;
       for (int32_t t : op.variables) v += it->graph_.tensors[static_cast<size_t>(t)].bytes;
       var_total = std::max(var_total, v);
     }
-    it->shadow_.assign(out_max, 0);
+    it->shadow_ = AISRV_TRY(AlignedBytes::allocate(out_max, "verify-mode output buffer"));
     it->snapshot_.assign(var_total, 0);
     it->verify_ready_ = true;
   }
@@ -290,6 +293,7 @@ Result<std::unique_ptr<Interpreter>> Interpreter::load(std::span<const uint8_t> 
   for (int32_t t : it->graph_.outputs) info.outputs.push_back(describe(it->graph_.tensors[static_cast<size_t>(t)]));
   info.arena_bytes = it->plan_.arena_bytes;
   info.layer_count = static_cast<uint32_t>(it->ops_.size());
+  info.metadata = read_model_metadata(model);
   const size_t buffers = static_cast<size_t>(
       std::count_if(requests.begin(), requests.end(), [](const BufferRequest& r) { return r.bytes > 0; }));
   log_line(config.log,
@@ -337,12 +341,12 @@ void Interpreter::reset_variables() {
   }
 }
 
-Result<void> Interpreter::compare_outputs(size_t op_index, std::span<const uint8_t> got,
+Result<void> Interpreter::compare_outputs(size_t op_index, size_t output, std::span<const uint8_t> got,
                                           std::span<const uint8_t> want, std::string_view primary,
                                           std::string_view checker, const InvokeContext& ctx) const {
   if (std::memcmp(got.data(), want.data(), got.size()) == 0) return {};
   const PreparedOp& op = ops_[op_index];
-  const TensorSpec& out = graph_.tensors[static_cast<size_t>(op.output_tensor)];
+  const TensorSpec& out = graph_.tensors[static_cast<size_t>(op.outputs[output])];
   const size_t es = std::max<size_t>(protocol::dtype_size(out.type), 1);
   size_t i = 0;
   while (i * es < got.size() && std::memcmp(got.data() + i * es, want.data() + i * es, es) == 0) ++i;
@@ -372,8 +376,14 @@ Result<std::vector<LayerTime>> Interpreter::invoke(KernelBackend& primary, Kerne
       layers.push_back(LayerTime{op.layer_name, op.op_name, 0});
       continue;
     }
-    const size_t out_bytes = graph_.tensors[static_cast<size_t>(op.output_tensor)].bytes;
+    // Verify mode: the checker's outputs go to consecutive (aligned) places of the shadow buffer.
+    std::vector<void*> shadow_outputs;
     if (checker) {
+      size_t at = 0;
+      for (int32_t t : op.outputs) {
+        shadow_outputs.push_back(shadow_.data() + at);
+        at += align_up(graph_.tensors[static_cast<size_t>(t)].bytes, kArenaAlignment);
+      }
       // The checker runs first, into the shadow buffer, from the same inputs and variable state.
       size_t pos = 0;
       for (int32_t t : op.variables) {
@@ -381,23 +391,35 @@ Result<std::vector<LayerTime>> Interpreter::invoke(KernelBackend& primary, Kerne
         std::memcpy(snapshot_.data() + pos, memory_.arena[static_cast<size_t>(t)], n);
         pos += n;
       }
-      OpParams checked = with_output(op.params, shadow_.data());
+      OpParams checked = with_outputs(op.params, shadow_outputs);
       set_prepared(checked, checker_prepared_[i]);
-      run_kernel(*checker, checked);
+      const Result<void> checked_run = run_kernel(*checker, checked);
       pos = 0;
       for (int32_t t : op.variables) {
         const size_t n = graph_.tensors[static_cast<size_t>(t)].bytes;
         std::memcpy(memory_.arena[static_cast<size_t>(t)], snapshot_.data() + pos, n);
         pos += n;
       }
+      if (!checked_run)
+        return make_error(checked_run.error().code, "operator {} ({}), kernels={}: {}", i, op.op_name,
+                          checker->name(), checked_run.error().message);
     }
     const auto t0 = std::chrono::steady_clock::now();
-    run_kernel(primary, op.params);
+    const Result<void> run = run_kernel(primary, op.params);
     const auto t1 = std::chrono::steady_clock::now();
+    if (!run) {
+      log_line(ctx.log, fmt::format("cpu: operator {} ({}, output '{}') failed: {}", i, op.op_name, op.layer_name,
+                                    run.error().message));
+      return make_error(run.error().code, "operator {} ({}): {}", i, op.op_name, run.error().message);
+    }
     if (checker) {
-      const std::span<const uint8_t> got(static_cast<const uint8_t*>(output_of(op.params)), out_bytes);
-      AISRV_TRY(compare_outputs(i, got, std::span<const uint8_t>(shadow_.data(), out_bytes), primary.name(),
-                                checker->name(), ctx));
+      const std::vector<void*> produced = outputs_of(op.params);
+      for (size_t k = 0; k < op.outputs.size(); ++k) {
+        const size_t n = graph_.tensors[static_cast<size_t>(op.outputs[k])].bytes;
+        AISRV_TRY(compare_outputs(i, k, std::span<const uint8_t>(static_cast<const uint8_t*>(produced[k]), n),
+                                  std::span<const uint8_t>(static_cast<const uint8_t*>(shadow_outputs[k]), n),
+                                  primary.name(), checker->name(), ctx));
+      }
     }
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
     layers.push_back(LayerTime{op.layer_name, op.op_name, static_cast<uint64_t>(ns)});

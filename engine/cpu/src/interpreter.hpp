@@ -49,8 +49,8 @@ struct InterpreterConfig {
 
 struct PreparedOp {
   std::string op_name;     // "CONV_2D"
-  std::string layer_name;  // the output tensor's name
-  int32_t output_tensor = 0;
+  std::string layer_name;  // the (first) output tensor's name
+  std::vector<int32_t> outputs;  // output tensors, in the operator's order
   OpParams params;
   std::vector<int32_t> variables;  // variable tensors this operator updates (saved/restored in verify mode)
   int32_t folded_into = -1;        // a PAD folded into this later operator: not run
@@ -82,8 +82,9 @@ class Interpreter {
   };
   // With `needs`: the sizing pass (arena not yet allocated). Without: binds scratch and runs the backends' prepare.
   Result<void> prepare_operators(const InterpreterConfig& config, KernelMemoryNeeds* needs);
-  Result<void> compare_outputs(size_t op_index, std::span<const uint8_t> got, std::span<const uint8_t> want,
-                               std::string_view primary, std::string_view checker, const InvokeContext& ctx) const;
+  Result<void> compare_outputs(size_t op_index, size_t output, std::span<const uint8_t> got,
+                               std::span<const uint8_t> want, std::string_view primary, std::string_view checker,
+                               const InvokeContext& ctx) const;
   void reset_variables();
 
   AlignedBytes model_;  // the engine's copy of the model (Placement::external)
@@ -101,7 +102,7 @@ class Interpreter {
   std::vector<int32_t> variables_;
   MemoryPlan plan_;
   ModelInfo info_;
-  std::vector<uint8_t> shadow_;    // verify mode: the checker's output
+  AlignedBytes shadow_;            // verify mode: the checker's outputs, one after the other
   std::vector<uint8_t> snapshot_;  // verify mode: variable tensors before the operator
   bool verify_ready_ = false;
 };

@@ -1,11 +1,14 @@
 // aisrv CPU engine — TFLite model reader (see model_reader.hpp).
 #include "model_reader.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #include <flatbuffers/flatbuffers.h>
+#include <flatbuffers/flexbuffers.h>
 
 #include "aisrv/engine/cpu/tflite_subset_generated.h"
 #include "op_names.hpp"
@@ -100,7 +103,9 @@ class Reader {
     AISRV_TRY(read_io());
     AISRV_TRY(read_operators());
     AISRV_TRY(read_tensors());
+    AISRV_TRY(size_detection_outputs());
     AISRV_TRY(check_execution_order());
+    AISRV_TRY(read_metadata());
     return std::move(graph_);
   }
 
@@ -166,11 +171,22 @@ class Reader {
     return {};
   }
 
+  // Options of a table type that carries fields: `fn` converts the table (null when absent) into our struct.
+  template <typename Table, typename Fn>
+  Result<void> table(size_t i, const fb::Operator* op, fb::BuiltinOptions expected, OperatorSpec& spec, Fn&& fn) {
+    return decode_options<Table>(i, op, expected, std::forward<Fn>(fn), spec);
+  }
+  // Options of a table without fields: only the union type is checked.
+  template <typename Table, typename Options>
+  Result<void> empty_table(size_t i, const fb::Operator* op, fb::BuiltinOptions expected, OperatorSpec& spec) {
+    return decode_options<Table>(i, op, expected, [](const Table*) { return Options{}; }, spec);
+  }
+
   Result<void> decode_builtin_options(size_t i, const fb::Operator* op, OperatorSpec& spec) {
     using BO = fb::BuiltinOptions;
     switch (static_cast<BuiltinOp>(spec.code)) {
       case BuiltinOp::conv_2d:
-        return decode_options<fb::Conv2DOptions>(i, op, BO::Conv2DOptions, [](const fb::Conv2DOptions* o) {
+        return table<fb::Conv2DOptions>(i, op, BO::Conv2DOptions, spec, [](const fb::Conv2DOptions* o) {
           Conv2DOptions r;
           if (o) {
             r.padding = to_padding(o->padding());
@@ -181,10 +197,10 @@ class Reader {
             r.activation = to_activation(o->fused_activation_function());
           }
           return r;
-        }, spec);
+        });
       case BuiltinOp::depthwise_conv_2d:
-        return decode_options<fb::DepthwiseConv2DOptions>(
-            i, op, BO::DepthwiseConv2DOptions, [](const fb::DepthwiseConv2DOptions* o) {
+        return table<fb::DepthwiseConv2DOptions>(
+            i, op, BO::DepthwiseConv2DOptions, spec, [](const fb::DepthwiseConv2DOptions* o) {
               DepthwiseConv2DOptions r;
               if (o) {
                 r.padding = to_padding(o->padding());
@@ -196,9 +212,11 @@ class Reader {
                 r.activation = to_activation(o->fused_activation_function());
               }
               return r;
-            }, spec);
+            });
       case BuiltinOp::average_pool_2d:
-        return decode_options<fb::Pool2DOptions>(i, op, BO::Pool2DOptions, [](const fb::Pool2DOptions* o) {
+      case BuiltinOp::max_pool_2d:
+      case BuiltinOp::l2_pool_2d:
+        return table<fb::Pool2DOptions>(i, op, BO::Pool2DOptions, spec, [](const fb::Pool2DOptions* o) {
           Pool2DOptions r;
           if (o) {
             r.padding = to_padding(o->padding());
@@ -209,10 +227,10 @@ class Reader {
             r.activation = to_activation(o->fused_activation_function());
           }
           return r;
-        }, spec);
+        });
       case BuiltinOp::fully_connected:
-        return decode_options<fb::FullyConnectedOptions>(
-            i, op, BO::FullyConnectedOptions, [](const fb::FullyConnectedOptions* o) {
+        return table<fb::FullyConnectedOptions>(
+            i, op, BO::FullyConnectedOptions, spec, [](const fb::FullyConnectedOptions* o) {
               FullyConnectedOptions r;
               if (o) {
                 r.activation = to_activation(o->fused_activation_function());
@@ -221,38 +239,70 @@ class Reader {
                 r.asymmetric_quantize_inputs = o->asymmetric_quantize_inputs();
               }
               return r;
-            }, spec);
+            });
       case BuiltinOp::softmax:
-        return decode_options<fb::SoftmaxOptions>(i, op, BO::SoftmaxOptions, [](const fb::SoftmaxOptions* o) {
+        return table<fb::SoftmaxOptions>(i, op, BO::SoftmaxOptions, spec, [](const fb::SoftmaxOptions* o) {
           SoftmaxOptions r;
           if (o) r.beta = o->beta();
           return r;
-        }, spec);
+        });
       case BuiltinOp::concatenation:
-        return decode_options<fb::ConcatenationOptions>(
-            i, op, BO::ConcatenationOptions, [](const fb::ConcatenationOptions* o) {
+        return table<fb::ConcatenationOptions>(
+            i, op, BO::ConcatenationOptions, spec, [](const fb::ConcatenationOptions* o) {
               ConcatenationOptions r;
               if (o) {
                 r.axis = o->axis();
                 r.activation = to_activation(o->fused_activation_function());
               }
               return r;
-            }, spec);
+            });
       case BuiltinOp::add:
-        return decode_options<fb::AddOptions>(i, op, BO::AddOptions, [](const fb::AddOptions* o) {
+        return table<fb::AddOptions>(i, op, BO::AddOptions, spec, [](const fb::AddOptions* o) {
           AddOptions r;
+          if (o) {
+            r.activation = to_activation(o->fused_activation_function());
+            r.pot_scale_int16 = o->pot_scale_int16();
+          }
+          return r;
+        });
+      case BuiltinOp::sub:
+        return table<fb::SubOptions>(i, op, BO::SubOptions, spec, [](const fb::SubOptions* o) {
+          SubOptions r;
+          if (o) {
+            r.activation = to_activation(o->fused_activation_function());
+            r.pot_scale_int16 = o->pot_scale_int16();
+          }
+          return r;
+        });
+      case BuiltinOp::mul:
+        return table<fb::MulOptions>(i, op, BO::MulOptions, spec, [](const fb::MulOptions* o) {
+          MulOptions r;
           if (o) r.activation = to_activation(o->fused_activation_function());
           return r;
-        }, spec);
+        });
+      case BuiltinOp::div:
+        return table<fb::DivOptions>(i, op, BO::DivOptions, spec, [](const fb::DivOptions* o) {
+          DivOptions r;
+          if (o) r.activation = to_activation(o->fused_activation_function());
+          return r;
+        });
+      case BuiltinOp::l2_normalization:
+        return table<fb::L2NormOptions>(i, op, BO::L2NormOptions, spec, [](const fb::L2NormOptions* o) {
+          L2NormOptions r;
+          if (o) r.activation = to_activation(o->fused_activation_function());
+          return r;
+        });
       case BuiltinOp::mean:
-        return decode_options<fb::ReducerOptions>(i, op, BO::ReducerOptions, [](const fb::ReducerOptions* o) {
+      case BuiltinOp::sum:
+      case BuiltinOp::reduce_max:
+        return table<fb::ReducerOptions>(i, op, BO::ReducerOptions, spec, [](const fb::ReducerOptions* o) {
           ReducerOptions r;
           if (o) r.keep_dims = o->keep_dims();
           return r;
-        }, spec);
+        });
       case BuiltinOp::unidirectional_sequence_lstm:
-        return decode_options<fb::UnidirectionalSequenceLSTMOptions>(
-            i, op, BO::UnidirectionalSequenceLSTMOptions, [](const fb::UnidirectionalSequenceLSTMOptions* o) {
+        return table<fb::UnidirectionalSequenceLSTMOptions>(
+            i, op, BO::UnidirectionalSequenceLSTMOptions, spec, [](const fb::UnidirectionalSequenceLSTMOptions* o) {
               LstmOptions r;
               if (o) {
                 r.activation = to_activation(o->fused_activation_function());
@@ -262,28 +312,271 @@ class Reader {
                 r.asymmetric_quantize_inputs = o->asymmetric_quantize_inputs();
               }
               return r;
-            }, spec);
+            });
       case BuiltinOp::reshape:
-        return decode_options<fb::ReshapeOptions>(i, op, BO::ReshapeOptions,
-                                                  [](const fb::ReshapeOptions*) { return std::monostate{}; }, spec);
-      case BuiltinOp::pad:
-        return decode_options<fb::PadOptions>(i, op, BO::PadOptions,
-                                              [](const fb::PadOptions*) { return std::monostate{}; }, spec);
-      case BuiltinOp::padv2:
-        return decode_options<fb::PadV2Options>(i, op, BO::PadV2Options,
-                                                [](const fb::PadV2Options*) { return std::monostate{}; }, spec);
+        return table<fb::ReshapeOptions>(i, op, BO::ReshapeOptions, spec, [](const fb::ReshapeOptions* o) {
+          ReshapeOptions r;
+          if (o && o->new_shape()) r.new_shape.assign(o->new_shape()->begin(), o->new_shape()->end());
+          return r;
+        });
+      case BuiltinOp::resize_bilinear:
+        return table<fb::ResizeBilinearOptions>(
+            i, op, BO::ResizeBilinearOptions, spec, [](const fb::ResizeBilinearOptions* o) {
+              ResizeBilinearOptions r;
+              if (o) {
+                r.align_corners = o->align_corners();
+                r.half_pixel_centers = o->half_pixel_centers();
+              }
+              return r;
+            });
+      case BuiltinOp::resize_nearest_neighbor:
+        return table<fb::ResizeNearestNeighborOptions>(
+            i, op, BO::ResizeNearestNeighborOptions, spec, [](const fb::ResizeNearestNeighborOptions* o) {
+              ResizeNearestNeighborOptions r;
+              if (o) {
+                r.align_corners = o->align_corners();
+                r.half_pixel_centers = o->half_pixel_centers();
+              }
+              return r;
+            });
+      case BuiltinOp::strided_slice:
+        return table<fb::StridedSliceOptions>(
+            i, op, BO::StridedSliceOptions, spec, [](const fb::StridedSliceOptions* o) {
+              StridedSliceOptions r;
+              if (o) {
+                r.begin_mask = o->begin_mask();
+                r.end_mask = o->end_mask();
+                r.ellipsis_mask = o->ellipsis_mask();
+                r.new_axis_mask = o->new_axis_mask();
+                r.shrink_axis_mask = o->shrink_axis_mask();
+                r.offset = o->offset();
+              }
+              return r;
+            });
+      case BuiltinOp::split:
+        return table<fb::SplitOptions>(i, op, BO::SplitOptions, spec, [](const fb::SplitOptions* o) {
+          SplitOptions r;
+          if (o) r.num_splits = o->num_splits();
+          return r;
+        });
+      case BuiltinOp::split_v:
+        return table<fb::SplitVOptions>(i, op, BO::SplitVOptions, spec, [](const fb::SplitVOptions* o) {
+          SplitVOptions r;
+          if (o) r.num_splits = o->num_splits();
+          return r;
+        });
+      case BuiltinOp::pack:
+        return table<fb::PackOptions>(i, op, BO::PackOptions, spec, [](const fb::PackOptions* o) {
+          PackOptions r;
+          if (o) {
+            r.values_count = o->values_count();
+            r.axis = o->axis();
+          }
+          return r;
+        });
+      case BuiltinOp::unpack:
+        return table<fb::UnpackOptions>(i, op, BO::UnpackOptions, spec, [](const fb::UnpackOptions* o) {
+          UnpackOptions r;
+          if (o) {
+            r.num = o->num();
+            r.axis = o->axis();
+          }
+          return r;
+        });
+      case BuiltinOp::squeeze:
+        return table<fb::SqueezeOptions>(i, op, BO::SqueezeOptions, spec, [](const fb::SqueezeOptions* o) {
+          SqueezeOptions r;
+          if (o && o->squeeze_dims()) r.squeeze_dims.assign(o->squeeze_dims()->begin(), o->squeeze_dims()->end());
+          return r;
+        });
+      case BuiltinOp::gather:
+        return table<fb::GatherOptions>(i, op, BO::GatherOptions, spec, [](const fb::GatherOptions* o) {
+          GatherOptions r;
+          if (o) {
+            r.axis = o->axis();
+            r.batch_dims = o->batch_dims();
+          }
+          return r;
+        });
+      case BuiltinOp::cast:
+        return table<fb::CastOptions>(i, op, BO::CastOptions, spec, [](const fb::CastOptions* o) {
+          CastOptions r;
+          if (o) {
+            r.in_data_type = to_dtype(static_cast<int8_t>(o->in_data_type()));
+            r.out_data_type = to_dtype(static_cast<int8_t>(o->out_data_type()));
+          }
+          return r;
+        });
+      case BuiltinOp::arg_max:
+        return table<fb::ArgMaxOptions>(i, op, BO::ArgMaxOptions, spec, [](const fb::ArgMaxOptions* o) {
+          ArgMaxOptions r;
+          if (o) r.output_type = to_dtype(static_cast<int8_t>(o->output_type()));
+          return r;
+        });
+      case BuiltinOp::arg_min:
+        return table<fb::ArgMinOptions>(i, op, BO::ArgMinOptions, spec, [](const fb::ArgMinOptions* o) {
+          ArgMinOptions r;
+          if (o) r.output_type = to_dtype(static_cast<int8_t>(o->output_type()));
+          return r;
+        });
+      case BuiltinOp::space_to_depth:
+        return table<fb::SpaceToDepthOptions>(
+            i, op, BO::SpaceToDepthOptions, spec, [](const fb::SpaceToDepthOptions* o) {
+              SpaceToDepthOptions r;
+              if (o) r.block_size = o->block_size();
+              return r;
+            });
+      case BuiltinOp::depth_to_space:
+        return table<fb::DepthToSpaceOptions>(
+            i, op, BO::DepthToSpaceOptions, spec, [](const fb::DepthToSpaceOptions* o) {
+              DepthToSpaceOptions r;
+              if (o) r.block_size = o->block_size();
+              return r;
+            });
+      case BuiltinOp::transpose_conv:
+        return table<fb::TransposeConvOptions>(
+            i, op, BO::TransposeConvOptions, spec, [](const fb::TransposeConvOptions* o) {
+              TransposeConvOptions r;
+              if (o) {
+                r.padding = to_padding(o->padding());
+                r.stride_w = o->stride_w();
+                r.stride_h = o->stride_h();
+                r.activation = to_activation(o->fused_activation_function());
+              }
+              return r;
+            });
+      case BuiltinOp::leaky_relu:
+        return table<fb::LeakyReluOptions>(i, op, BO::LeakyReluOptions, spec, [](const fb::LeakyReluOptions* o) {
+          LeakyReluOptions r;
+          if (o) r.alpha = o->alpha();
+          return r;
+        });
+      case BuiltinOp::pad: return empty_table<fb::PadOptions, PadOptions>(i, op, BO::PadOptions, spec);
+      case BuiltinOp::padv2: return empty_table<fb::PadV2Options, PadV2Options>(i, op, BO::PadV2Options, spec);
       case BuiltinOp::transpose:
-        return decode_options<fb::TransposeOptions>(
-            i, op, BO::TransposeOptions, [](const fb::TransposeOptions*) { return std::monostate{}; }, spec);
+        return empty_table<fb::TransposeOptions, TransposeOptions>(i, op, BO::TransposeOptions, spec);
       case BuiltinOp::quantize:
-        return decode_options<fb::QuantizeOptions>(
-            i, op, BO::QuantizeOptions, [](const fb::QuantizeOptions*) { return std::monostate{}; }, spec);
+        return empty_table<fb::QuantizeOptions, QuantizeOptions>(i, op, BO::QuantizeOptions, spec);
       case BuiltinOp::dequantize:
-        return decode_options<fb::DequantizeOptions>(
-            i, op, BO::DequantizeOptions, [](const fb::DequantizeOptions*) { return std::monostate{}; }, spec);
+        return empty_table<fb::DequantizeOptions, DequantizeOptions>(i, op, BO::DequantizeOptions, spec);
+      case BuiltinOp::exp: return empty_table<fb::ExpOptions, ExpOptions>(i, op, BO::ExpOptions, spec);
+      case BuiltinOp::maximum:
+      case BuiltinOp::minimum:
+        return empty_table<fb::MaximumMinimumOptions, MaximumMinimumOptions>(i, op, BO::MaximumMinimumOptions,
+                                                                              spec);
+      case BuiltinOp::slice: return empty_table<fb::SliceOptions, SliceOptions>(i, op, BO::SliceOptions, spec);
+      case BuiltinOp::expand_dims:
+        return empty_table<fb::ExpandDimsOptions, ExpandDimsOptions>(i, op, BO::ExpandDimsOptions, spec);
+      case BuiltinOp::floor_div:
+        return empty_table<fb::FloorDivOptions, FloorDivOptions>(i, op, BO::FloorDivOptions, spec);
+      case BuiltinOp::squared_difference:
+        return empty_table<fb::SquaredDifferenceOptions, SquaredDifferenceOptions>(
+            i, op, BO::SquaredDifferenceOptions, spec);
+      case BuiltinOp::gather_nd:
+        return empty_table<fb::GatherNdOptions, GatherNdOptions>(i, op, BO::GatherNdOptions, spec);
+      case BuiltinOp::hard_swish:
+        return empty_table<fb::HardSwishOptions, HardSwishOptions>(i, op, BO::HardSwishOptions, spec);
+      case BuiltinOp::custom:
+        return decode_custom_options(i, op, spec);
       default:
-        return {};  // not an operator this engine implements: refused by name when prepared
+        return {};  // no options table (LOGISTIC, TANH, RELU, ...), or an operator this engine does not implement
+                    // (refused by name when prepared)
     }
+  }
+
+  // The custom options of the custom operators this engine implements (a flexbuffer map, verified before it is
+  // read); other custom operators keep no options and are refused by name when prepared.
+  Result<void> decode_custom_options(size_t i, const fb::Operator* op, OperatorSpec& spec) {
+    if (spec.custom_code != kDetectionPostProcessCode) return {};
+    const auto* bytes = op->custom_options();
+    if (!bytes || bytes->size() == 0)
+      return make_error(Errc::model_error, "operator {} ({}) has no custom options", i, spec.custom_code);
+    if (!flexbuffers::VerifyBuffer(bytes->data(), bytes->size()))
+      return make_error(Errc::model_error, "operator {} ({}): its custom options are not a valid flexbuffer", i,
+                        spec.custom_code);
+    const flexbuffers::Reference root = flexbuffers::GetRoot(bytes->data(), bytes->size());
+    if (!root.IsMap())
+      return make_error(Errc::model_error, "operator {} ({}): its custom options are not a flexbuffer map", i,
+                        spec.custom_code);
+    const flexbuffers::Map m = root.AsMap();
+    DetectionPostProcessOptions r;
+    auto int_field = [&](const char* key, int32_t& out) {
+      const flexbuffers::Reference v = m[key];
+      if (!v.IsNull()) out = static_cast<int32_t>(std::clamp<int64_t>(v.AsInt64(), -(int64_t{1} << 31),
+                                                                     (int64_t{1} << 31) - 1));
+    };
+    auto float_field = [&](const char* key, float& out) {
+      const flexbuffers::Reference v = m[key];
+      if (!v.IsNull()) out = v.AsFloat();
+    };
+    int_field("max_detections", r.max_detections);
+    int_field("max_classes_per_detection", r.max_classes_per_detection);
+    int_field("detections_per_class", r.detections_per_class);
+    int_field("num_classes", r.num_classes);
+    const flexbuffers::Reference regular = m["use_regular_nms"];
+    if (!regular.IsNull()) r.use_regular_nms = regular.AsBool();
+    float_field("nms_score_threshold", r.nms_score_threshold);
+    float_field("nms_iou_threshold", r.nms_iou_threshold);
+    float_field("y_scale", r.y_scale);
+    float_field("x_scale", r.x_scale);
+    float_field("h_scale", r.h_scale);
+    float_field("w_scale", r.w_scale);
+    spec.options = r;
+    return {};
+  }
+
+  // TFLite_Detection_PostProcess outputs are often declared with shape [] (TensorFlow Lite sizes them when it
+  // prepares the operator): give them their real shapes [1, N, 4], [1, N], [1, N], [1] with
+  // N = max_detections * max_classes_per_detection. Declared shapes that are not [] are left for the operator's
+  // preparation to check.
+  Result<void> size_detection_outputs() {
+    for (size_t i = 0; i < graph_.operators.size(); ++i) {
+      const OperatorSpec& op = graph_.operators[i];
+      const auto* o = std::get_if<DetectionPostProcessOptions>(&op.options);
+      if (!o || op.outputs.size() != 4) continue;
+      const int64_t n = int64_t{o->max_detections} * o->max_classes_per_detection;
+      if (o->max_detections < 1 || o->max_classes_per_detection < 1 || n > (int64_t{1} << 20))
+        return make_error(Errc::model_error,
+                          "operator {} ({}): max_detections {} x max_classes_per_detection {} is not a valid "
+                          "number of detections (1 to {})",
+                          i, op.custom_code, o->max_detections, o->max_classes_per_detection, 1 << 20);
+      const std::array<std::vector<int32_t>, 4> shapes{
+          std::vector<int32_t>{1, static_cast<int32_t>(n), 4}, std::vector<int32_t>{1, static_cast<int32_t>(n)},
+          std::vector<int32_t>{1, static_cast<int32_t>(n)}, std::vector<int32_t>{1}};
+      for (size_t k = 0; k < 4; ++k) {
+        TensorSpec& t = graph_.tensors[static_cast<size_t>(op.outputs[k])];
+        if (t.shape.rank != 0) continue;
+        t.shape.rank = static_cast<int>(shapes[k].size());
+        for (size_t d = 0; d < shapes[k].size(); ++d) t.shape.dims[d] = shapes[k][d];
+        t.bytes = static_cast<size_t>(t.shape.elements()) * protocol::dtype_size(t.type);
+      }
+    }
+    return {};
+  }
+
+  Result<void> read_metadata() {
+    const auto* entries = model_->metadata();
+    if (!entries) return {};
+    const auto* buffers = model_->buffers();
+    const size_t buffer_count = buffers ? buffers->size() : 0;
+    for (const fb::Metadata* e : *entries) {
+      MetadataEntry m;
+      m.name = e->name() ? e->name()->str() : std::string();
+      if (e->buffer() >= buffer_count)
+        return make_error(Errc::model_error, "metadata '{}' refers to buffer {}, but the model has {} buffers",
+                          m.name, e->buffer(), buffer_count);
+      const fb::Buffer* b = buffers->Get(e->buffer());
+      if (b->data()) {
+        m.bytes = std::span<const uint8_t>(b->data()->data(), b->data()->size());
+      } else if (b->offset() > 1) {
+        if (b->offset() > bytes_.size() || b->size() > bytes_.size() - b->offset())
+          return make_error(Errc::model_error, "metadata '{}': external buffer lies outside the {}-byte model",
+                            m.name, bytes_.size());
+        m.bytes = bytes_.subspan(b->offset(), b->size());
+      }
+      graph_.metadata.push_back(std::move(m));
+    }
+    return {};
   }
 
   Result<void> read_tensors() {

@@ -39,7 +39,7 @@ bool pads_with_zero_point(const Graph& g, const OperatorSpec& pad, const TensorS
 template <typename Options>
 Options* valid_window_options(OperatorSpec& op) {
   auto* o = std::get_if<Options>(&op.options);
-  return o && o->padding == PaddingKind::valid && !o->folded_pad ? o : nullptr;
+  return o && o->padding == PaddingKind::valid && !op.folded_pad ? o : nullptr;
 }
 
 }  // namespace
@@ -76,14 +76,12 @@ std::vector<PadFold> fold_pads(Graph& g) {
     if (readers[yi] != 1 || reader[yi] <= static_cast<int32_t>(i)) continue;
     OperatorSpec& conv = g.operators[static_cast<size_t>(reader[yi])];
     if (conv.inputs.empty() || conv.inputs[0] != y) continue;
-    std::optional<Padding2D>* slot = nullptr;
-    if (conv.code == static_cast<int32_t>(BuiltinOp::conv_2d)) {
-      if (auto* o = valid_window_options<Conv2DOptions>(conv)) slot = &o->folded_pad;
-    } else if (conv.code == static_cast<int32_t>(BuiltinOp::depthwise_conv_2d)) {
-      if (auto* o = valid_window_options<DepthwiseConv2DOptions>(conv)) slot = &o->folded_pad;
-    }
-    if (!slot) continue;
-    *slot = *padding;
+    const bool foldable =
+        (conv.code == static_cast<int32_t>(BuiltinOp::conv_2d) && valid_window_options<Conv2DOptions>(conv)) ||
+        (conv.code == static_cast<int32_t>(BuiltinOp::depthwise_conv_2d) &&
+         valid_window_options<DepthwiseConv2DOptions>(conv));
+    if (!foldable) continue;
+    conv.folded_pad = *padding;
     conv.inputs[0] = x;
     folds.push_back(PadFold{static_cast<int32_t>(i), reader[yi], *padding});
   }

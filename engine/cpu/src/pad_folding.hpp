@@ -19,7 +19,7 @@ struct PadFold {
   Padding2D padding;
 };
 
-// Finds every foldable PAD and rewrites its reader (input 0 and `folded_pad` in its options). Operators the
+// Finds every foldable PAD and rewrites its reader (input 0 and its `folded_pad`). Operators the
 // rewrite does not apply to are left untouched; nothing is refused here (preparation still validates every
 // operator, the folded PAD included).
 std::vector<PadFold> fold_pads(Graph& graph);

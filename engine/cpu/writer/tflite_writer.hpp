@@ -1,5 +1,5 @@
 // aisrv — a small writer of TensorFlow Lite flatbuffers ("TFL3"), built on the same reduced schema the CPU engine
-// reads (engine/cpu/schema). Used by the demo-model maker (tools/make-demo-model) and by tests that need models
+// reads (engine/cpu/schema) and its operator declarations (tflite_ops.hpp). Used by the demo-model maker (tools/make-demo-model) and by tests that need models
 // with exact, known contents — including deliberately malformed ones: the writer checks nothing.
 #pragma once
 
@@ -9,81 +9,30 @@
 #include <variant>
 #include <vector>
 
+#include "aisrv/engine/cpu/tflite_ops.hpp"
 #include "aisrv/protocol/payloads.hpp"
 
 namespace aisrv::tflite_writer {
 
 using protocol::DType;
 
-// Operator codes (TFLite BuiltinOperator values).
-enum class Op : int32_t {
-  add = 0,
-  average_pool_2d = 1,
-  concatenation = 2,
-  conv_2d = 3,
-  depthwise_conv_2d = 4,
-  dequantize = 6,
-  fully_connected = 9,
-  logistic = 14,
-  reshape = 22,
-  softmax = 25,
-  tanh = 28,
-  custom = 32,
-  pad = 34,
-  transpose = 39,
-  mean = 40,
-  unidirectional_sequence_lstm = 44,
-  padv2 = 60,
-  quantize = 114,
-};
-
-enum class Padding : int8_t { same = 0, valid = 1 };
-enum class Activation : int8_t { none = 0, relu = 1, relu_n1_to_1 = 2, relu6 = 3, tanh = 4 };
-
-struct Conv2D {
-  Padding padding = Padding::same;
-  int32_t stride_w = 1, stride_h = 1;
-  Activation activation = Activation::none;
-  int32_t dilation_w = 1, dilation_h = 1;
-};
-struct DepthwiseConv2D {
-  Padding padding = Padding::same;
-  int32_t stride_w = 1, stride_h = 1, depth_multiplier = 1;
-  Activation activation = Activation::none;
-  int32_t dilation_w = 1, dilation_h = 1;
-};
-struct Pool2D {
-  Padding padding = Padding::valid;
-  int32_t stride_w = 1, stride_h = 1, filter_w = 1, filter_h = 1;
-  Activation activation = Activation::none;
-};
-struct FullyConnected {
-  Activation activation = Activation::none;
-  bool keep_num_dims = false;
-};
-struct Softmax {
-  float beta = 1.0f;
-};
-struct Concatenation {
-  int32_t axis = 0;
-  Activation activation = Activation::none;
-};
-struct Add {
-  Activation activation = Activation::none;
-};
-struct Reshape {
-  std::vector<int32_t> new_shape;
-};
-struct Reducer {
-  bool keep_dims = false;
-};
-struct Lstm {
-  Activation activation = Activation::tanh;
-  float cell_clip = 0.0f;
-  bool time_major = false;
-};
-using Options = std::variant<std::monostate, Conv2D, DepthwiseConv2D, Pool2D, FullyConnected, Softmax,
-                             Concatenation, Add, Reshape, Reducer, Lstm>;
+// Operator codes, enumerations and options are the CPU engine's (tflite_ops.hpp): one declaration for reading and
+// writing. Each options struct is written as its own table (its union type follows from the struct), so a test can
+// attach a table of the wrong kind to an operator on purpose.
+using Op = engine::cpu::BuiltinOp;
+using Padding = engine::cpu::PaddingKind;
+using Activation = engine::cpu::Activation;
+using Options = engine::cpu::OpOptions;
+using Conv2D = engine::cpu::Conv2DOptions;
+using DepthwiseConv2D = engine::cpu::DepthwiseConv2DOptions;
+using Pool2D = engine::cpu::Pool2DOptions;
+using FullyConnected = engine::cpu::FullyConnectedOptions;
+using Softmax = engine::cpu::SoftmaxOptions;
+using Concatenation = engine::cpu::ConcatenationOptions;
+using Add = engine::cpu::AddOptions;
+using Reshape = engine::cpu::ReshapeOptions;
+using Reducer = engine::cpu::ReducerOptions;
+using Lstm = engine::cpu::LstmOptions;
 
 struct Quant {
   std::vector<float> scale;
@@ -121,6 +70,12 @@ class ModelBuilder {
   }
   void add_operator(Op op, std::vector<int32_t> inputs, std::vector<int32_t> outputs, Options options = {},
                     std::string custom_code = {});
+  // A custom operator; DetectionPostProcessOptions are written as its flexbuffer custom options, other options
+  // structs as builtin options (for malformed-model tests), `raw_custom_options` (if not empty) as they are.
+  void add_custom_operator(std::string custom_code, std::vector<int32_t> inputs, std::vector<int32_t> outputs,
+                           Options options = {}, std::vector<uint8_t> raw_custom_options = {});
+  // A metadata entry (Model.metadata) whose bytes get a buffer of their own.
+  void add_metadata(std::string name, std::vector<uint8_t> bytes);
   // Operator with a raw opcode index (malformed-model tests).
   void add_operator_raw(uint32_t opcode_index, std::vector<int32_t> inputs, std::vector<int32_t> outputs);
   void set_inputs(std::vector<int32_t> inputs) { inputs_ = std::move(inputs); }
@@ -138,6 +93,7 @@ class ModelBuilder {
     uint32_t opcode_index = 0;
     std::vector<int32_t> inputs, outputs;
     Options options;
+    std::vector<uint8_t> custom_options;
   };
   struct CodeDef {
     int32_t code = 0;
@@ -150,6 +106,7 @@ class ModelBuilder {
   std::vector<OperatorDef> operators_;
   std::vector<CodeDef> codes_;
   std::vector<int32_t> inputs_, outputs_;
+  std::vector<std::pair<std::string, uint32_t>> metadata_;  // name, buffer
 };
 
 // Bytes of a float vector (little-endian), for constant data and float inputs.

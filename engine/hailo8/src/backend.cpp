@@ -101,6 +101,16 @@ class Hailo8Backend final : public InferenceBackend {
     info.layer_count = 2 + (quantizes ? 1 : 0) + (dequantizes ? 1 : 0);
     for (const auto& t : inputs) info.inputs.push_back(t.desc());
     for (const auto& t : outputs) info.outputs.push_back(t.desc());
+    // What a reader of an NMS output needs to walk its frame (HAILO_NMS_BY_CLASS: per class a count, then boxes).
+    for (size_t k = 0; k < outs->size(); ++k) {
+      const hef::VStreamInfo& v = (*outs)[k];
+      if (!v.nms) continue;
+      info.metadata.emplace_back("task", "detection");
+      info.metadata.emplace_back("hailo.nms.output", std::to_string(k));
+      info.metadata.emplace_back("hailo.nms.classes", std::to_string(v.nms->number_of_classes));
+      info.metadata.emplace_back("hailo.nms.max_bboxes_per_class", std::to_string(v.nms->max_bboxes_per_class));
+      break;  // one NMS output per network group (HailoRT's NMS ops have one)
+    }
 
     const auto& log = load_options.log;
     log_line(log, fmt::format("hailo8: HEF v{} for {} (SDK {}), network group '{}', {} context(s), {} input(s), {} "

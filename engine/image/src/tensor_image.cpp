@@ -76,15 +76,61 @@ Result<InputGeometry> input_geometry(const protocol::TensorInfo& t, std::optiona
   return g;
 }
 
+Result<Placement> placement(const Image& picture, const InputGeometry& g, const Preprocess& o) {
+  if (o.crop) AISRV_TRY(check_crop(picture, *o.crop));
+  const Crop c = o.crop.value_or(Crop{0, 0, picture.width, picture.height});
+  if (c.width == 0 || c.height == 0) return make_error(Errc::invalid_argument, "the picture is empty");
+  Placement p;
+  p.input_width = g.width;
+  p.input_height = g.height;
+  p.picture_width = picture.width;
+  p.picture_height = picture.height;
+  p.crop_x = c.x;
+  p.crop_y = c.y;
+  if (o.fit == Fit::stretch) {
+    p.scale_x = static_cast<double>(g.width) / c.width;
+    p.scale_y = static_cast<double>(g.height) / c.height;
+    return p;
+  }
+  // Letterbox: one scale for both axes, the resized size rounded, the padding split around it.
+  const double r = std::min(static_cast<double>(g.width) / c.width, static_cast<double>(g.height) / c.height);
+  const auto w = static_cast<uint32_t>(std::clamp<long>(std::lround(c.width * r), 1, g.width));
+  const auto h = static_cast<uint32_t>(std::clamp<long>(std::lround(c.height * r), 1, g.height));
+  p.scale_x = static_cast<double>(w) / c.width;
+  p.scale_y = static_cast<double>(h) / c.height;
+  p.left = std::lround((g.width - w) / 2.0 - 0.1);
+  p.top = std::lround((g.height - h) / 2.0 - 0.1);
+  return p;
+}
+
 Result<std::vector<uint8_t>> image_to_tensor(const Image& picture, const protocol::TensorInfo& t,
                                              const Preprocess& o) {
   if (t.dtype != protocol::DType::uint8 && t.dtype != protocol::DType::int8 && t.dtype != protocol::DType::float32)
     return make_error(Errc::not_supported, "input '{}' is {}: pictures go into uint8, int8 or float32 inputs", t.name,
                       protocol::dtype_name(t.dtype));
   const InputGeometry g = AISRV_TRY(input_geometry(t, o.layout));
-  if (o.crop) AISRV_TRY(check_crop(picture, *o.crop));
+  const Placement where = AISRV_TRY(placement(picture, g, o));
+  if (!std::isfinite(o.pad_value) || o.pad_value < 0 || o.pad_value > 255)
+    return make_error(Errc::invalid_argument, "the letterbox pad value {} is not within 0..255", o.pad_value);
   const Image source = with_channels(picture, g.channels);
-  const FloatImage resized = resize_bilinear(source, g.width, g.height, o.crop);
+  // The picture's part of the input (all of it when stretched), then its place in the input.
+  const auto inner_w = static_cast<uint32_t>(std::lround(where.scale_x * (o.crop ? o.crop->width : picture.width)));
+  const auto inner_h = static_cast<uint32_t>(std::lround(where.scale_y * (o.crop ? o.crop->height : picture.height)));
+  const FloatImage inner = resize_bilinear(source, inner_w, inner_h, o.crop);
+  FloatImage resized;
+  if (inner_w == g.width && inner_h == g.height) {
+    resized = inner;
+  } else {
+    resized.width = g.width;
+    resized.height = g.height;
+    resized.channels = inner.channels;
+    resized.values.assign(static_cast<size_t>(g.width) * g.height * inner.channels, o.pad_value);
+    const auto left = static_cast<size_t>(where.left), top = static_cast<size_t>(where.top);
+    for (size_t y = 0; y < inner_h; ++y)
+      std::copy_n(inner.values.begin() + static_cast<std::ptrdiff_t>(y * inner_w * inner.channels),
+                  inner_w * inner.channels,
+                  resized.values.begin() + static_cast<std::ptrdiff_t>(((top + y) * g.width + left) * inner.channels));
+  }
 
   const bool normalise = !o.mean.empty() || !o.std.empty();
   const auto mean = AISRV_TRY(per_channel(o.mean, g.channels, 0.0f, "--mean"));

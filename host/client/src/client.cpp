@@ -139,6 +139,12 @@ Result<protocol::ModelTensors> Client::tensor_info(uint32_t engine) {
                                          protocol::decode_tensor_info);
 }
 
+Result<protocol::ModelMetadata> Client::model_metadata(uint32_t engine) {
+  if (!(server_version().capabilities & AISRV_CAP_MODEL_METADATA)) return protocol::ModelMetadata{};
+  return decoded<protocol::ModelMetadata>(call(op(Command::GET_MODEL_METADATA), engine, 0),
+                                          protocol::decode_model_metadata);
+}
+
 Result<protocol::EngineInfo> Client::engine_info(uint32_t engine) {
   return decoded<protocol::EngineInfo>(call(op(Command::GET_ENGINE_INFO), engine, 0),
                                        protocol::decode_engine_info);

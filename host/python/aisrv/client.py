@@ -172,6 +172,13 @@ class Client:
             self._tensors[engine] = codec.decode_tensor_info(self.call(OP["GET_TENSOR_INFO"], engine))
         return self._tensors[engine]
 
+    def model_metadata(self, engine: int = 0) -> dict:
+        """What the engine read about the model's outputs: task, labels, NMS layout, input preprocessing
+        (docs/protocol.md 3.11); {} from servers without the capability (protocol before 1.3)."""
+        if not self.version.capabilities & P.CAP_MODEL_METADATA:
+            return {}
+        return codec.decode_model_metadata(self.call(OP["GET_MODEL_METADATA"], engine))
+
     def debug_log(self, engine: int = 0, lines: int = 0) -> str:
         return self.call(OP["GET_DEBUG_LOG"], engine, lines).decode("utf-8", "replace")
 

@@ -144,6 +144,24 @@ def decode_tensor_info(data: bytes) -> ModelTensors:
     return ModelTensors(fmt, model_bytes, arena, inputs, outputs)
 
 
+MAX_METADATA_ENTRIES = 256  # protocol::kMaxMetadataEntries
+
+
+def decode_model_metadata(data: bytes) -> dict:
+    """GET_MODEL_METADATA: the engine's key/value facts about the model (docs/protocol.md 3.11), in its order."""
+    r = Reader(data)
+    n = r.u32("entry count")
+    if n > MAX_METADATA_ENTRIES:
+        raise DecodeError("%d metadata entries, above the limit %d" % (n, MAX_METADATA_ENTRIES))
+    out = {}
+    for _ in range(n):
+        key = r.str8("metadata key")
+        size = r.u32("metadata value")
+        out[key] = bytes(r.take(size, "metadata value")).decode("utf-8", "replace")
+    r.end()
+    return out
+
+
 @dataclass
 class EngineInfo:
     kind: str

@@ -74,13 +74,27 @@ class Codecs(unittest.TestCase):
         with self.assertRaises(codec.DecodeError):
             codec.decode_server_stats(struct.pack("<QIQI", 1, 1, 1, 17))
 
+    def test_model_metadata(self):
+        entries = [("task", "detection"), ("labels", "person\nkite\n"), ("empty", "")]
+        body = struct.pack("<I", len(entries))
+        for k, v in entries:
+            body += codec.str8(k) + struct.pack("<I", len(v.encode())) + v.encode()
+        self.assertEqual(codec.decode_model_metadata(body), dict(entries))
+        for cut in range(len(body)):
+            with self.assertRaises(codec.DecodeError):
+                codec.decode_model_metadata(body[:cut])
+        with self.assertRaises(codec.DecodeError):
+            codec.decode_model_metadata(body + b"x")
+        with self.assertRaises(codec.DecodeError):
+            codec.decode_model_metadata(struct.pack("<I", 257))
+
     def test_random_bytes_never_escape_as_other_errors(self):
         rng = np.random.default_rng(7)
         for _ in range(3000):
             junk = rng.integers(0, 256, int(rng.integers(0, 80)), dtype=np.uint8).tobytes()
             for decode in (codec.decode_tensor_info, codec.decode_engine_info, codec.decode_timing_record,
                            codec.decode_version, codec.decode_session_info, codec.decode_server_stats,
-                           codec.decode_infer_answer, codec.decode_flash_catalogue):
+                           codec.decode_infer_answer, codec.decode_flash_catalogue, codec.decode_model_metadata):
                 try:
                     decode(junk)
                 except codec.DecodeError:

@@ -34,6 +34,7 @@ DECODERS = {
     "timings": codec.decode_timings,
     "session_info": codec.decode_session_info,
     "server_stats": codec.decode_server_stats,
+    "model_metadata": codec.decode_model_metadata,
 }
 
 

@@ -1,6 +1,7 @@
 """The Python client against a live aisrvd ($AISRVD, set by ctest) with two CPU engines and a model store, on the
 shared test data's models: `python3 -c "import aisrv; ..."` runs an inference; NumPy arrays in and out with the
-server's dtype, shape and quantization give TensorFlow Lite Micro's expected bytes; real values are quantized;
+server's dtype, shape and quantization give TensorFlow Lite Micro's expected bytes, decoded into labelled classes
+(aisrv.results with the model's own metadata); real values are quantized;
 refusals raise ServerError carrying the server's reason; the model store round-trips a model."""
 import math
 import os
@@ -73,6 +74,13 @@ class LiveDaemon(unittest.TestCase):
             out = c.infer({0: self.read(CAT).reshape(1, 128, 128, 3)}, engine=1)[0]
             np.testing.assert_array_equal(out.ravel(), self.read(CAT_OUT))
             self.assertEqual(int(np.argmax(out)), 283)  # tiger cat (libcoral's expectation)
+            # What people read: the decoder with the labels the model carries (GET_MODEL_METADATA).
+            model = aisrv.results.describe(c, 1)
+            self.assertTrue(dict(model.metadata)["labels"].startswith("background\ntench"))
+            found = aisrv.results.decode(model, [out])
+            self.assertEqual(found.task, "classification")
+            self.assertEqual((found.classes[0].index, found.classes[0].label), (283, "tiger cat"))
+            self.assertAlmostEqual(found.classes[0].score, 76 / 256)
 
     def test_real_values_are_quantized_with_the_input_parameters(self):
         # hello_world predicts sin(x); hello_world_test.cc accepts |sin(x) - y| <= 0.05

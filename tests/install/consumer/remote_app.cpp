@@ -1,8 +1,9 @@
-// A user's application: connect to aisrvd, load a model, run one inference, print the top output index.
+// A user's application: connect to aisrvd, load a model, run one inference, print the top class as the result
+// decoder of the client library reads it.
 //   remote_app TARGET MODEL INPUT
 #include <aisrv/client/client.hpp>
+#include <aisrv/results/results.hpp>
 
-#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -31,11 +32,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", out.error().what().c_str());
     return 1;
   }
-  const auto& o = (*out)[0];
-  std::printf("library %s, server %s, top %zu\n", std::string(aisrv::client::library_version()).c_str(),
-              c->server_version().server_version.c_str(),
-              static_cast<size_t>(std::max_element(o.begin(), o.end(), [](uint8_t a, uint8_t b) {
-                                    return static_cast<int8_t>(a) < static_cast<int8_t>(b);
-                                  }) - o.begin()));
+  auto tensors = c->tensor_info(0);
+  auto metadata = c->model_metadata(0);
+  if (!tensors || !metadata) return 1;
+  const aisrv::results::ModelDescription description{tensors->inputs, tensors->outputs, metadata->entries};
+  auto found = aisrv::results::decode(description, *out, {.task = aisrv::results::Task::classification});
+  if (!found || found->classes.empty()) {
+    std::fprintf(stderr, "%s\n", found ? "no class" : found.error().what().c_str());
+    return 1;
+  }
+  std::printf("library %s, server %s, top %d\n", std::string(aisrv::client::library_version()).c_str(),
+              c->server_version().server_version.c_str(), found->classes[0].index);
   return 0;
 }

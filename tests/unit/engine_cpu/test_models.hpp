@@ -114,7 +114,7 @@ inline std::vector<uint8_t> lstm_model(const LstmSpec& s) {
                                           std::nullopt, true});
   const int32_t out = activation(b, "y", DType::int8, {s.batch, s.time, s.state_dim}, q(1.0f / 128, 0));
   b.add_operator(tw::Op::unidirectional_sequence_lstm, inputs, {out},
-                 tw::Lstm{tw::Activation::tanh, s.cell_clip, false});
+                 tw::Lstm{.activation = tw::Activation::tanh, .cell_clip = s.cell_clip});
   b.set_inputs({in});
   b.set_outputs({out});
   return b.finish("lstm");

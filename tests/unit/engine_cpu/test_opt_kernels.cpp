@@ -79,7 +79,7 @@ std::vector<uint8_t> run(KernelBackend& b, P p, size_t out_bytes, int* usable = 
       p.prepared = std::span<const uint8_t>(prepared);
     }
   }
-  run_kernel(b, OpParams{p});
+  REQUIRE(run_kernel(b, OpParams{p}).ok());
   return out;
 }
 
@@ -722,7 +722,7 @@ std::vector<uint8_t> run_lstm(KernelBackend& b, const LstmCase& c, int* usable =
     if (poison) poison(prepared);
     p.prepared = std::span<const uint8_t>(prepared);
   }
-  run_kernel(b, OpParams{p});
+  REQUIRE(run_kernel(b, OpParams{p}).ok());
   out.insert(out.end(), hidden.begin(), hidden.end());
   const auto* cb = reinterpret_cast<const uint8_t*>(cell.data());
   out.insert(out.end(), cb, cb + cell.size() * sizeof(int16_t));

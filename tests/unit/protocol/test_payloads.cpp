@@ -135,6 +135,28 @@ TEST_CASE("server statistics round-trip; truncation and engine counts above the 
   CHECK(decode_server_stats(many).error().code == Errc::protocol_error);
 }
 
+TEST_CASE("model metadata round-trips; truncation, trailing bytes and entry counts above the limit are refused") {
+  ModelMetadata m;
+  m.entries = {{"task", "detection"}, {"labels", std::string(70000, 'x') + "\nperson\n"}, {"empty", ""}};
+  std::vector<uint8_t> out;
+  encode(m, out);
+  auto d = decode_model_metadata(out);
+  REQUIRE(d.ok());
+  CHECK(d->entries == m.entries);
+  REQUIRE(d->find("task"));
+  CHECK(*d->find("task") == "detection");
+  CHECK_FALSE(d->find("nothing"));
+  for (size_t cut = 0; cut < out.size(); cut += 997)
+    CHECK_FALSE(decode_model_metadata(std::span<const uint8_t>(out.data(), cut)));
+  out.push_back(0);
+  CHECK_FALSE(decode_model_metadata(out));
+  std::vector<uint8_t> many{0x01, 0x01, 0x00, 0x00};  // 257 entries
+  CHECK(decode_model_metadata(many).error().code == Errc::protocol_error);
+  std::vector<uint8_t> none{0, 0, 0, 0};
+  REQUIRE(decode_model_metadata(none).ok());
+  CHECK(decode_model_metadata(none)->entries.empty());
+}
+
 TEST_CASE("random bytes never crash the decoders") {
   std::mt19937 rng(7);
   for (int i = 0; i < 2000; ++i) {
@@ -146,6 +168,7 @@ TEST_CASE("random bytes never crash the decoders") {
     (void)decode_version(junk);
     (void)decode_spec(junk);
     (void)decode_server_stats(junk);
+    (void)decode_model_metadata(junk);
   }
   // a layer count that the payload cannot hold is refused before allocating
   std::vector<uint8_t> lie(28, 0);

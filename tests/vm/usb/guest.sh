@@ -26,7 +26,7 @@ scan_check() {
   aisrv scan || return 1
   aisrv scan --json > /tmp/scan.json || return 1
   cat /tmp/scan.json
-  grep -q '"target": "usb:1209:0001:VMTEST01"' /tmp/scan.json && grep -q '"protocol": "1.2"' /tmp/scan.json
+  grep -q '"target": "usb:1209:0001:VMTEST01"' /tmp/scan.json && grep -q '"protocol": "1.3"' /tmp/scan.json
 }
 cli_check() {
   aisrv --connect usb:1209:0001 version > /tmp/version.txt || return 1

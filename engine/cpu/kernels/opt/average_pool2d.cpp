@@ -1,7 +1,8 @@
-// aisrv CPU engine, optimised kernels — AVERAGE_POOL_2D: per output pixel, the window's input pixels are summed into
-// one int32 per channel with the channels as the inner (contiguous, vectorisable) loop, then divided with the
-// reference's rounding (halves away from zero for int8, up for uint8) and clamped. Sums of at most a window of 8-bit
-// values cannot overflow; the order of the additions does not matter.
+// aisrv CPU engine, optimised kernels — AVERAGE_POOL_2D (int8 / uint8; int16 and float32 run the reference
+// kernel): per output pixel, the window's input pixels are summed into one int32 per channel with the channels as the
+// inner (contiguous, vectorisable) loop, then divided with the reference's rounding (halves away from zero for int8,
+// up for uint8) and clamped. Sums of at most a window of 8-bit values cannot overflow; the order of the additions
+// does not matter.
 #include <algorithm>
 #include <type_traits>
 
@@ -47,7 +48,10 @@ void pool(const AveragePool2DParams& p, int32_t* acc) {
 }  // namespace
 
 namespace opt {
+// Only the 8-bit types run here (their window sums fit int32 for any window the loader accepts); the others (int16,
+// float32) need no scratch and run the reference kernel.
 size_t average_pool_scratch_bytes(const AveragePool2DParams& p) {
+  if (p.dtype != DType::int8 && p.dtype != DType::uint8) return 0;
   return p.output_shape.c > 0 && p.output_shape.c < (1 << 24) ? static_cast<size_t>(p.output_shape.c) * 4 : 0;
 }
 }  // namespace opt

@@ -12,10 +12,13 @@
 //            participant with its own im2col scratch; a layer with few tiles is also split across its channel
 //            blocks (the tile's im2col is then built once per part). Every output is computed exactly as alone.
 // Exactly the reference's sums (int32, order-independent) and requantization; a padding tap contributes 0, as the
-// reference's skipped tap does.
+// reference's skipped tap does. float32 convolutions run conv2d_float.cpp (no prepared data); dynamic-range ones the
+// reference kernel (the reference's scratch).
 #include <algorithm>
 #include <cstring>
 
+#include "../ref/scratch.hpp"
+#include "float_kernels.hpp"
 #include "optimized_backend.hpp"
 
 namespace aisrv::engine::cpu {
@@ -272,6 +275,9 @@ void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, WorkerPo
   }, macs);
 }
 
+// The convolutions this file computes: 8-bit ones (float32 and dynamic-range ones run the reference kernel).
+bool quantized(const Conv2DParams& p) { return p.dtype == DType::int8 || p.dtype == DType::uint8; }
+
 // int8 weights (filter offset 0) and an input zero point that fits a byte: the byte layouts apply.
 bool int8_bytes(const Conv2DParams& p) {
   return p.dtype == DType::int8 && p.filter_offset == 0 && p.input_offset >= -127 && p.input_offset <= 128;
@@ -298,13 +304,15 @@ bool conv2d_runs(GemmLayout layout, const Conv2DParams& p, const OptKernels& k) 
 }
 
 size_t conv2d_scratch_bytes(const Conv2DParams& p, size_t participants, GemmLayout layout) {
-  return plan_conv(p, participants, layout).scratch_bytes();
+  if (!quantized(p)) return std::max(conv2d_float_scratch_bytes(p, participants), ref::scratch_bytes(p));
+  return std::max(plan_conv(p, participants, layout).scratch_bytes(), ref::scratch_bytes(p));
 }
 size_t conv2d_prepared_bytes(const Conv2DParams& p, GemmLayout layout) {
-  return plan_conv(p, 1, layout).prepared_bytes();
+  return quantized(p) ? plan_conv(p, 1, layout).prepared_bytes() : 0;
 }
 
 void conv2d_prepare(const Conv2DParams& p, GemmLayout layout, std::span<uint8_t> prepared) {
+  if (!quantized(p)) return;
   const ConvPlan c = plan_conv(p, 1, layout);
   if (!c.fits || prepared.size() < c.prepared_bytes()) return;
   PreparedHeader h;
@@ -325,6 +333,10 @@ void conv2d_prepare(const Conv2DParams& p, GemmLayout layout, std::span<uint8_t>
 }  // namespace opt
 
 void OptimizedKernelBackend::conv2d(const Conv2DParams& p) {
+  if (!opt::quantized(p)) {
+    if (!opt::conv2d_float_run(p, level_, pool_)) ReferenceKernelBackend::conv2d(p);
+    return;
+  }
   // The layout was chosen at load (conv2d_layout reads the weights) and is read back from the prepared header.
   opt::PreparedHeader h;
   if (p.prepared.size() >= sizeof h) std::memcpy(&h, p.prepared.data(), sizeof h);

@@ -9,10 +9,13 @@
 //            read a zero row. A small cache of filter_h converted rows serves consecutive output rows. Then one row
 //            kernel call (opt_kernels.hpp) per output row. With a worker pool, the output rows are split into
 //            contiguous ranges (run() says how many), each participant with its own scratch (row cache, accumulators).
-// A padding tap multiplies 0, which is what the reference's skipped tap adds.
+// A padding tap multiplies 0, which is what the reference's skipped tap adds. float32 depthwise convolutions run
+// depthwise_float.cpp (no prepared data); dynamic-range ones the reference kernel (the reference's scratch).
 #include <algorithm>
 #include <cstring>
 
+#include "../ref/scratch.hpp"
+#include "float_kernels.hpp"
 #include "optimized_backend.hpp"
 
 namespace aisrv::engine::cpu {
@@ -42,6 +45,9 @@ struct DepthwisePlan {
 };
 
 size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
+
+// The convolutions this file computes: 8-bit ones (float32 and dynamic-range ones run the reference kernel).
+bool quantized(const DepthwiseConv2DParams& p) { return p.dtype == DType::int8 || p.dtype == DType::uint8; }
 
 constexpr size_t kMaxFilterRows = 64;  // taller filters run on the reference kernel
 
@@ -224,11 +230,15 @@ void run(const DepthwiseConv2DParams& p, const DepthwisePlan& d, const OptKernel
 }  // namespace
 
 size_t depthwise_scratch_bytes(const DepthwiseConv2DParams& p, size_t participants) {
-  return plan_depthwise(p, participants).scratch_bytes();
+  if (!quantized(p)) return std::max(depthwise_float_scratch_bytes(p, participants), ref::scratch_bytes(p));
+  return std::max(plan_depthwise(p, participants).scratch_bytes(), ref::scratch_bytes(p));
 }
-size_t depthwise_prepared_bytes(const DepthwiseConv2DParams& p) { return plan_depthwise(p, 1).prepared_bytes(); }
+size_t depthwise_prepared_bytes(const DepthwiseConv2DParams& p) {
+  return quantized(p) ? plan_depthwise(p, 1).prepared_bytes() : 0;
+}
 
 void depthwise_prepare(const DepthwiseConv2DParams& p, DepthwiseLayout layout, std::span<uint8_t> prepared) {
+  if (!quantized(p)) return;
   const DepthwisePlan d = plan_depthwise(p, 1);
   if (!d.fits || prepared.size() < d.prepared_bytes()) return;
   PreparedHeader h;
@@ -249,6 +259,10 @@ void depthwise_prepare(const DepthwiseConv2DParams& p, DepthwiseLayout layout, s
 }  // namespace opt
 
 void OptimizedKernelBackend::depthwise_conv2d(const DepthwiseConv2DParams& p) {
+  if (!opt::quantized(p)) {
+    if (!opt::depthwise_float_run(p, level_, pool_)) ReferenceKernelBackend::depthwise_conv2d(p);
+    return;
+  }
   const opt::DepthwisePlan d = opt::plan_depthwise(p, pool_.size());
   opt::PreparedHeader h;
   if (d.fits && p.prepared.size() >= d.prepared_bytes()) std::memcpy(&h, p.prepared.data(), sizeof h);

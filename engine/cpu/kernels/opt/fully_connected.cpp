@@ -2,9 +2,13 @@
 // zero-padded to a multiple of 16) in scratch, then the row kernel takes dot products with the weight rows read
 // straight from the model (each weight is used once per row, so repacking would only add memory traffic). With a
 // worker pool, a large row's outputs are split into one range per participant (the widened row is shared).
+// float32 layers run fully_connected_float.cpp; dynamic-range ones the reference kernel (with the reference's
+// scratch).
 #include <algorithm>
 #include <cstring>
 
+#include "../ref/scratch.hpp"
+#include "float_kernels.hpp"
 #include "optimized_backend.hpp"
 
 namespace aisrv::engine::cpu {
@@ -15,13 +19,22 @@ namespace {
 size_t padded_depth(const FullyConnectedParams& p) {
   return (static_cast<size_t>(std::max(p.accum_depth, 0)) + 15) / 16 * 16;
 }
+// The layers this file computes: 8-bit ones.
+bool quantized(const FullyConnectedParams& p) { return p.dtype == DType::int8 || p.dtype == DType::uint8; }
 }  // namespace
 
-size_t fully_connected_scratch_bytes(const FullyConnectedParams& p) { return padded_depth(p) * sizeof(int16_t); }
+size_t fully_connected_scratch_bytes(const FullyConnectedParams& p) {
+  if (!quantized(p)) return ref::scratch_bytes(p);
+  return std::max(padded_depth(p) * sizeof(int16_t), ref::scratch_bytes(p));
+}
 
 }  // namespace opt
 
 void OptimizedKernelBackend::fully_connected(const FullyConnectedParams& p) {
+  if (!opt::quantized(p)) {
+    if (!opt::fully_connected_float_run(p, level_, pool_)) ReferenceKernelBackend::fully_connected(p);
+    return;
+  }
   const size_t padded = opt::padded_depth(p);
   if (p.scratch.size() < padded * sizeof(int16_t) ||
       p.output_multiplier.size() < static_cast<size_t>(p.output_depth) ||

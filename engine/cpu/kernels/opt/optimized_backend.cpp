@@ -70,6 +70,8 @@ size_t OptimizedKernelBackend::scratch_bytes(const OpParams& op) const {
   if (const auto* a = std::get_if<AveragePool2DParams>(&op)) return opt::average_pool_scratch_bytes(*a);
   if (const auto* l = std::get_if<LstmParams>(&op))  // the reference kernel's buffers too: it is the fallback
     return std::max(opt::lstm_scratch_bytes(*l), ReferenceKernelBackend::scratch_bytes(op));
+  if (const auto* t = std::get_if<TransposeConvParams>(&op))  // the reference kernel is the fallback
+    return std::max(opt::transpose_conv_scratch_bytes(*t, pool_.size()), ReferenceKernelBackend::scratch_bytes(op));
   return ReferenceKernelBackend::scratch_bytes(op);
 }
 
@@ -79,6 +81,8 @@ size_t OptimizedKernelBackend::prepared_bytes(const OpParams& op) const {
   if (const auto* l = std::get_if<LstmParams>(&op)) return opt::lstm_prepared_bytes(*l);
   if (const auto* s = std::get_if<SoftmaxParams>(&op)) return opt::softmax_prepared_bytes(*s);
   if (const auto* q = std::get_if<QuantizeParams>(&op)) return opt::quantize_prepared_bytes(*q);
+  if (const auto* u = std::get_if<UnaryParams>(&op)) return opt::unary_prepared_bytes(*u);
+  if (const auto* t = std::get_if<TransposeConvParams>(&op)) return opt::transpose_conv_prepared_bytes(*t);
   return 0;
 }
 
@@ -88,6 +92,8 @@ void OptimizedKernelBackend::prepare(const OpParams& op, std::span<uint8_t> prep
   else if (const auto* l = std::get_if<LstmParams>(&op)) opt::lstm_prepare(*l, prepared);
   else if (const auto* s = std::get_if<SoftmaxParams>(&op)) opt::softmax_prepare(*s, prepared);
   else if (const auto* q = std::get_if<QuantizeParams>(&op)) opt::quantize_prepare(*q, prepared);
+  else if (const auto* u = std::get_if<UnaryParams>(&op)) opt::unary_prepare(*u, prepared);
+  else if (const auto* t = std::get_if<TransposeConvParams>(&op)) opt::transpose_conv_prepare(*t, prepared);
 }
 
 void OptimizedKernelBackend::lstm(const LstmParams& p) {

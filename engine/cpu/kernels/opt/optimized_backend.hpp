@@ -41,6 +41,13 @@ class OptimizedKernelBackend : public ReferenceKernelBackend {
   void softmax(const SoftmaxParams& p) override;
   void average_pool2d(const AveragePool2DParams& p) override;
   void quantize(const QuantizeParams& p) override;
+  void unary(const UnaryParams& p) override;
+  Result<void> binary(const BinaryParams& p) override;
+  void concatenation(const ConcatenationParams& p) override;
+  void strided_slice(const StridedSliceParams& p) override;
+  void pool2d(const Pool2DParams& p) override;
+  void resize(const ResizeParams& p) override;
+  void transpose_conv(const TransposeConvParams& p) override;
 
  private:
   SimdLevel level_;
@@ -78,6 +85,19 @@ size_t lstm_prepared_bytes(const LstmParams& p);
 void lstm_prepare(const LstmParams& p, std::span<uint8_t> prepared);
 // Runs the optimised LSTM; false (nothing written) when the prepared data or scratch is not usable.
 bool lstm_run(const LstmParams& p, const OptKernels& k);
+// Element-wise operators of 8-bit types as a 256-entry table made at load (unary.cpp).
+size_t unary_prepared_bytes(const UnaryParams& p);
+void unary_prepare(const UnaryParams& p, std::span<uint8_t> prepared);
+// Whether the optimised kernel runs for these parameters, else the reference kernel does (unary.cpp: a usable prepared
+// table; binary.cpp, pool2d.cpp, resize.cpp); the tests check that the fast path really runs.
+bool unary_fast_path(const UnaryParams& p);
+bool binary_fast_path(const BinaryParams& p);
+bool max_pool_fast_path(const Pool2DParams& p);
+bool resize_fast_path(const ResizeParams& p);
+// TRANSPOSE_CONV (transpose_conv.cpp): scratch per participant and weights repacked at load.
+size_t transpose_conv_scratch_bytes(const TransposeConvParams& p, size_t participants);
+size_t transpose_conv_prepared_bytes(const TransposeConvParams& p);
+void transpose_conv_prepare(const TransposeConvParams& p, std::span<uint8_t> prepared);
 
 // True when every (multiplier, shift) pair meets the vector requantization's preconditions: multiplier >= 0,
 // shift in [-31, 30] (the loader guarantees both; the drivers re-check at prepare time and otherwise run the

@@ -1,8 +1,9 @@
-// aisrv CPU engine, optimised kernels — SOFTMAX (int8 / uint8): the reference's fixed-point algorithm with its
-// exponentials looked up. An input differs from its row's maximum by 0..255, so the exponential of every possible
-// difference (Q0.31, and rescaled to the Q12.19 accumulator) is computed once at load by the reference's own
-// functions and stored in the prepared data; a row then costs a maximum, a sum of table entries (wrapping addition,
-// as the reference's, so the order does not matter), one reciprocal, and a multiply per element.
+// aisrv CPU engine, optimised kernels — SOFTMAX (int8 / uint8; float32 runs the reference kernel): the reference's
+// fixed-point algorithm with its exponentials looked up. An input differs from its row's maximum by 0..255, so the
+// exponential of every possible difference (Q0.31, and rescaled to the Q12.19 accumulator) is computed once at load
+// by the reference's own functions and stored in the prepared data; a row then costs a maximum, a sum of table
+// entries (wrapping addition, as the reference's, so the order does not matter), one reciprocal, and a multiply per
+// element.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -57,9 +58,14 @@ void run_rows(const SoftmaxParams& p, const SoftmaxTables& t) {
 
 }  // namespace
 
-size_t softmax_prepared_bytes(const SoftmaxParams&) { return kPreparedHeaderBytes + sizeof(SoftmaxTables); }
+// Tables only for the 8-bit types; float32 keeps no prepared data and runs the reference kernel.
+size_t softmax_prepared_bytes(const SoftmaxParams& p) {
+  if (p.dtype != DType::int8 && p.dtype != DType::uint8) return 0;
+  return kPreparedHeaderBytes + sizeof(SoftmaxTables);
+}
 
 void softmax_prepare(const SoftmaxParams& p, std::span<uint8_t> prepared) {
+  if (p.dtype != DType::int8 && p.dtype != DType::uint8) return;
   if (prepared.size() < kPreparedHeaderBytes + sizeof(SoftmaxTables)) return;
   PreparedHeader h;
   h.magic = kPreparedMagic;
@@ -81,8 +87,9 @@ void softmax_prepare(const SoftmaxParams& p, std::span<uint8_t> prepared) {
 }  // namespace opt
 
 void OptimizedKernelBackend::softmax(const SoftmaxParams& p) {
+  const size_t need = opt::softmax_prepared_bytes(p);
   opt::PreparedHeader h;
-  if (p.prepared.size() >= opt::softmax_prepared_bytes(p)) std::memcpy(&h, p.prepared.data(), sizeof h);
+  if (need > 0 && p.prepared.size() >= need) std::memcpy(&h, p.prepared.data(), sizeof h);
   if (h.magic != opt::kPreparedMagic || !h.usable || p.depth <= 0) {
     ReferenceKernelBackend::softmax(p);
     return;

@@ -27,7 +27,10 @@ WorkerPool::~WorkerPool() {
 }
 
 void WorkerPool::take_parts(size_t participant) {
-  for (size_t part = next_.fetch_add(1); part < parts_; part = next_.fetch_add(1)) (*fn_)(part, participant);
+  for (size_t part = next_.fetch_add(1); part < parts_; part = next_.fetch_add(1)) {
+    (*fn_)(part, participant);
+    done_.fetch_add(1, std::memory_order_acq_rel);
+  }
 }
 
 void WorkerPool::run(size_t parts, const Part& fn, uint64_t work) {
@@ -37,24 +40,36 @@ void WorkerPool::run(size_t parts, const Part& fn, uint64_t work) {
     return;
   }
   bool wake;
-  {
-    std::lock_guard lock(mu_);
+  while (true) {
+    std::unique_lock lock(mu_);
+    // A worker that joined the previous run late may still be looking for a part of it: the run's state changes
+    // only when none is (workers join under this lock, so none can join that run from here on).
+    if (active_.load(std::memory_order_acquire) != 0) {
+      lock.unlock();
+      relax();
+      continue;
+    }
     fn_ = &fn;
     parts_ = parts;
     next_.store(0);
-    busy_.store(workers_.size());
+    done_.store(0);
     generation_.fetch_add(1, std::memory_order_release);
     wake = sleeping_ > 0;
+    break;
   }
   if (wake) wake_.notify_all();
   take_parts(0);
+  // Finished when every part is done and no worker that joined is still inside take_parts(). Workers that have not
+  // woken up yet are not waited for: when they do, the parts are gone and they go back to sleep.
+  auto finished = [&] {
+    return done_.load(std::memory_order_acquire) == parts && active_.load(std::memory_order_acquire) == 0;
+  };
   const auto until = std::chrono::steady_clock::now() + kSpin;
-  while (busy_.load(std::memory_order_acquire) != 0 && std::chrono::steady_clock::now() < until) relax();
-  if (busy_.load(std::memory_order_acquire) != 0) {
+  while (!finished() && std::chrono::steady_clock::now() < until) relax();
+  if (!finished()) {
     std::unique_lock lock(mu_);
-    finished_.wait(lock, [&] { return busy_.load() == 0; });
+    finished_.wait(lock, finished);
   }
-  fn_ = nullptr;
 }
 
 void WorkerPool::work(size_t participant) {
@@ -71,10 +86,11 @@ void WorkerPool::work(size_t participant) {
       --sleeping_;
       if (stop_.load()) return;
       seen = generation_.load();
+      active_.fetch_add(1, std::memory_order_acq_rel);  // joined this run (under the lock: see run())
     }
     take_parts(participant);
-    if (busy_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      std::lock_guard lock(mu_);  // the caller is either polling busy_ or waiting with this lock released
+    if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard lock(mu_);  // the caller is either polling or waiting with this lock released
       finished_.notify_one();
     }
   }

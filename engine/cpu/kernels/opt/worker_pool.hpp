@@ -1,10 +1,11 @@
 // aisrv CPU engine, optimised kernels — the worker pool of one kernel backend: `threads - 1` threads started with
 // the backend (never per inference) plus the calling thread. run() hands out the parts of one operator through an
-// atomic counter and returns when all are done. Between operators a worker polls for the next run for a short,
-// bounded time (kSpin: the operators of one inference follow each other within microseconds, and a condition
-// variable's wake-up costs more than a small operator), then sleeps on a condition variable — an idle engine uses no
-// processor time. A part knows which participant runs it (0 = the caller), so a kernel can give each participant
-// its own scratch.
+// atomic counter and returns when all are done, without waiting for workers that have not woken up by then (the
+// caller takes the parts itself; a late worker finds none left). Between operators a worker polls for the next run
+// for a short, bounded time (kSpin: the operators of one inference follow each other within microseconds, and a
+// condition variable's wake-up costs more than a small operator), then sleeps on a condition variable — an idle
+// engine uses no processor time. A part knows which participant runs it (0 = the caller), so a kernel can give each
+// participant its own scratch.
 #pragma once
 
 #include <atomic>
@@ -52,10 +53,12 @@ class WorkerPool {
   std::atomic<uint64_t> generation_{0};  // bumped (under mu_) for every run()
   std::atomic<bool> stop_{false};
   size_t sleeping_ = 0;                   // workers waiting on wake_; guarded by mu_
-  std::atomic<size_t> busy_{0};           // workers still inside the current run
+  std::atomic<size_t> active_{0};         // workers that joined a run and may still take one of its parts
+  // The current run; written under mu_ while no worker is active, read by the active workers.
   const Part* fn_ = nullptr;
   size_t parts_ = 0;
-  std::atomic<size_t> next_{0};
+  std::atomic<size_t> next_{0};           // the next part to hand out
+  std::atomic<size_t> done_{0};           // parts finished
 };
 
 }  // namespace aisrv::engine::cpu::opt

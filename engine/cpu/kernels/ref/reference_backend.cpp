@@ -1,7 +1,9 @@
 // aisrv CPU engine, reference kernels — the backend's scratch needs (MEAN: one 32-bit sum per output element;
-// LSTM: four int16 gate buffers) and the construction of kernel backends by name.
+// LSTM: four int16 gate buffers; the others from their kernels, scratch.hpp) and the construction of kernel
+// backends by name.
 #include "aisrv/engine/cpu/kernel_backend.hpp"
 #include "aisrv/engine/cpu/optimized_backend.hpp"
+#include "scratch.hpp"
 
 namespace aisrv::engine::cpu {
 
@@ -11,7 +13,12 @@ size_t ReferenceKernelBackend::scratch_bytes(const OpParams& op) const {
     const size_t rows = l->time_major ? static_cast<size_t>(l->batches) : 1;
     return 4 * rows * static_cast<size_t>(l->state_dim) * sizeof(int16_t);
   }
-  return 0;
+  return std::visit(
+      [](const auto& p) -> size_t {
+        if constexpr (requires { ref::scratch_bytes(p); }) return ref::scratch_bytes(p);
+        else return 0;
+      },
+      op);
 }
 
 std::unique_ptr<KernelBackend> make_kernel_backend(std::string_view name, size_t threads) {

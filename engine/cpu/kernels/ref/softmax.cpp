@@ -1,7 +1,9 @@
-// aisrv CPU engine, reference kernels — SOFTMAX: TFLite's fixed-point algorithm. Differences to the row maximum
-// are scaled to Q5.26, exponentiated in Q0.31, summed in Q12.19, and each exp is multiplied by the reciprocal of
-// the sum; differences below diff_min contribute nothing and give the lowest output value.
+// aisrv CPU engine, reference kernels — SOFTMAX: TFLite's fixed-point algorithm for int8 / uint8. Differences to
+// the row maximum are scaled to Q5.26, exponentiated in Q0.31, summed in Q12.19, and each exp is multiplied by the
+// reciprocal of the sum; differences below diff_min contribute nothing and give the lowest output value. float32 as
+// TFLite's float reference: row maximum, exp(beta * (x - max)) in float, their float sum in order, one division each.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "aisrv/engine/cpu/fixed_point.hpp"
@@ -58,11 +60,32 @@ void softmax_typed(const SoftmaxParams& p) {
   }
 }
 
+void softmax_float(const SoftmaxParams& p) {
+  const auto* input = static_cast<const float*>(p.input);
+  auto* output = static_cast<float*>(p.output);
+  for (int32_t i = 0; i < p.outer_size; ++i) {
+    const float* in = input + int64_t{i} * p.depth;
+    float* out = output + int64_t{i} * p.depth;
+    float max_in_row = std::numeric_limits<float>::lowest();
+    for (int32_t c = 0; c < p.depth; ++c) max_in_row = std::max(max_in_row, in[c]);
+    float sum = 0.0f;
+    for (int32_t c = 0; c < p.depth; ++c) {
+      const float e = std::exp((in[c] - max_in_row) * p.beta);
+      out[c] = e;
+      sum += e;
+    }
+    for (int32_t c = 0; c < p.depth; ++c) out[c] = out[c] / sum;
+  }
+}
+
 }  // namespace
 
 void ReferenceKernelBackend::softmax(const SoftmaxParams& p) {
-  if (p.dtype == DType::int8) softmax_typed<int8_t>(p);
-  else softmax_typed<uint8_t>(p);
+  switch (p.dtype) {
+    case DType::int8: softmax_typed<int8_t>(p); break;
+    case DType::uint8: softmax_typed<uint8_t>(p); break;
+    default: softmax_float(p); break;
+  }
 }
 
 }  // namespace aisrv::engine::cpu

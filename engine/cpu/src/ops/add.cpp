@@ -1,5 +1,6 @@
 // aisrv CPU engine — ADD preparation: int8 / uint8 with TFLite's general rescaling (both inputs brought to twice
 // the larger input scale with 20 bits of headroom, summed, rescaled to the output) and numpy-style broadcasting.
+// float32, int32 and int16 ADD run as a binary element-wise operator (ops/binary.cpp, BinaryParams{op = add}).
 #include <algorithm>
 
 #include "prepare.hpp"
@@ -25,7 +26,8 @@ Result<OpParams> prepare_add(const PrepareContext& ctx) {
   const TensorSpec& a = *AISRV_TRY(ctx.input(0, "input 1"));
   const TensorSpec& b = *AISRV_TRY(ctx.input(1, "input 2"));
   const TensorSpec& out = ctx.output();
-  AISRV_TRY(ctx.expect_type(a, {DType::int8, DType::uint8}, "input 1"));
+  if (a.type == DType::float32 || a.type == DType::int32 || a.type == DType::int16) return prepare_binary(ctx);
+  AISRV_TRY(ctx.expect_type(a, {DType::int8, DType::uint8, DType::int16, DType::int32, DType::float32}, "input 1"));
   AISRV_TRY(ctx.expect_same_type(a, b, "inputs"));
   AISRV_TRY(ctx.expect_same_type(a, out, "input and output"));
 

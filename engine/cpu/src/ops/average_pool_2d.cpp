@@ -1,18 +1,38 @@
-// aisrv CPU engine — AVERAGE_POOL_2D preparation (int8 / uint8; input and output share their quantization, as
-// TFLite requires, so the kernel averages raw values).
+// aisrv CPU engine — AVERAGE_POOL_2D preparation: int8 / uint8 / int16 (input and output share their quantization,
+// as TFLite requires, so the kernel averages raw values) and float32 (fused activation as a float clamp, TFLite's
+// CalculateActivationRange).
 #include <cmath>
+#include <limits>
 
 #include "conv_common.hpp"
 #include "../quant_math.hpp"
 
 namespace aisrv::engine::cpu {
 
+namespace {
+
+// TFLite's CalculateActivationRange<float>. TANH and SIGN_BIT have no clamp form; TFLite silently ignores them, we
+// refuse them rather than run a model whose activation we skip.
+Result<void> float_activation(const PrepareContext& ctx, Activation act, float& lo, float& hi) {
+  lo = std::numeric_limits<float>::lowest();
+  hi = std::numeric_limits<float>::max();
+  switch (act) {
+    case Activation::none: return {};
+    case Activation::relu: lo = 0.0f; return {};
+    case Activation::relu6: lo = 0.0f; hi = 6.0f; return {};
+    case Activation::relu_n1_to_1: lo = -1.0f; hi = 1.0f; return {};
+    default: return ctx.error("fused activation {} is not supported", static_cast<int>(act));
+  }
+}
+
+}  // namespace
+
 Result<OpParams> prepare_average_pool_2d(const PrepareContext& ctx) {
   AISRV_TRY(ctx.check_counts(1, 1, 1));
   const auto& opt = std::get<Pool2DOptions>(ctx.op().options);
   const TensorSpec& in = *AISRV_TRY(ctx.input(0, "input"));
   const TensorSpec& out = ctx.output();
-  AISRV_TRY(ctx.expect_type(in, {DType::int8, DType::uint8}, "input"));
+  AISRV_TRY(ctx.expect_type(in, {DType::int8, DType::uint8, DType::int16, DType::float32}, "input"));
   AISRV_TRY(ctx.expect_same_type(in, out, "input and output"));
 
   AveragePool2DParams p;
@@ -33,7 +53,21 @@ Result<OpParams> prepare_average_pool_2d(const PrepareContext& ctx) {
   const AxisPadding ph = window_padding(is.h, p.filter_h, oh, p.stride_h, 1);
   const AxisPadding pw = window_padding(is.w, p.filter_w, ow, p.stride_w, 1);
   p.padding = Padding2D{ph.before, pw.before, ph.after, pw.after};
-  if (int64_t{p.filter_h} * p.filter_w > (int64_t{1} << 23))
+  // The kernels form out_index * stride - padding in int32 (below the input extent for TFLite's window arithmetic).
+  if (int64_t{os.h - 1} * p.stride_h > std::numeric_limits<int32_t>::max() ||
+      int64_t{os.w - 1} * p.stride_w > std::numeric_limits<int32_t>::max())
+    return ctx.error("strides {}x{} are too large", p.stride_h, p.stride_w);
+
+  if (in.type == DType::float32) {
+    AISRV_TRY(float_activation(ctx, opt.activation, p.float_act_min, p.float_act_max));
+    p.input = ctx.read_input(0);
+    p.output = ctx.write_output();
+    return OpParams{std::move(p)};
+  }
+
+  // The int32 sum of a window must not overflow: 2^23 cells of 8-bit values, 2^16 - 1 of int16 values.
+  const int64_t max_cells = in.type == DType::int16 ? (int64_t{1} << 16) - 1 : int64_t{1} << 23;
+  if (int64_t{p.filter_h} * p.filter_w > max_cells)
     return ctx.error("pooling window {}x{} is too large", p.filter_h, p.filter_w);
 
   const float in_scale = AISRV_TRY(ctx.scale(in, "input"));

@@ -10,12 +10,20 @@
 
 namespace aisrv::engine::cpu {
 
+namespace {
+// Input extents and dilated windows stay below this, so origin (at most the input extent, or minus half a window
+// of padding) plus a dilated tap offset fits int32 in the kernels.
+constexpr int64_t kMaxWindowExtent = int64_t{1} << 30;
+}  // namespace
+
 Result<int32_t> window_output_size(const PrepareContext& ctx, PaddingKind padding, int32_t in, int32_t filter,
                                    int32_t stride, int32_t dilation, std::string_view axis) {
   if (stride < 1 || dilation < 1 || filter < 1)
     return ctx.error("{}: stride {}, dilation {} and filter size {} must all be at least 1", axis, stride, dilation,
                      filter);
   const int64_t effective = (int64_t{filter} - 1) * dilation + 1;
+  if (effective >= kMaxWindowExtent || in >= kMaxWindowExtent)
+    return ctx.error("{}: a window of {} (dilated) over {} is too large (2^30 or more)", axis, effective, in);
   int64_t out = 0;
   if (padding == PaddingKind::same) out = (int64_t{in} + stride - 1) / stride;
   else if (padding == PaddingKind::valid) out = (int64_t{in} + stride - effective) / stride;
@@ -115,16 +123,28 @@ Result<const TensorSpec*> prepare_conv_operands(const PrepareContext& ctx, Param
   const TensorSpec& in = *AISRV_TRY(ctx.input(0, "input"));
   const TensorSpec& filter = *AISRV_TRY(ctx.input(1, "filter"));
   const TensorSpec& out = ctx.output();
-  AISRV_TRY(ctx.expect_type(in, {DType::int8, DType::uint8}, "input"));
-  AISRV_TRY(ctx.expect_same_type(in, filter, "input and filter"));
-  AISRV_TRY(ctx.expect_same_type(in, out, "input and output"));
-  AISRV_TRY(ctx.expect_constant(filter, "filter"));
+  AISRV_TRY(ctx.expect_type(in, {DType::int8, DType::uint8, DType::float32}, "input"));
+  if (in.type == DType::float32) {
+    // A float model (float32 filter, which may be computed) or a dynamic-range one (constant int8 filter).
+    AISRV_TRY(ctx.expect_type(filter, {DType::float32, DType::int8}, "filter of a float32 input"));
+    AISRV_TRY(ctx.expect_same_type(in, out, "input and output"));
+    if (filter.type == DType::int8) AISRV_TRY(ctx.expect_constant(filter, "filter"));
+  } else {
+    AISRV_TRY(ctx.expect_same_type(in, filter, "input and filter"));
+    AISRV_TRY(ctx.expect_same_type(in, out, "input and output"));
+    AISRV_TRY(ctx.expect_constant(filter, "filter"));
+  }
   p.dtype = in.type;
+  p.filter_type = filter.type;
   p.input_shape = AISRV_TRY(ctx.dims4(in, "input"));
   p.filter_shape = AISRV_TRY(ctx.dims4(filter, "filter"));
   p.output_shape = AISRV_TRY(ctx.dims4(out, "output"));
   if (p.output_shape.n != p.input_shape.n)
     return ctx.error("batch {} of the output differs from the input's {}", p.output_shape.n, p.input_shape.n);
+  const Dims4& fs = p.filter_shape;
+  if (fs.n < 1 || fs.h < 1 || fs.w < 1 || fs.c < 1 || p.input_shape.c < 1)
+    return ctx.error("filter {}x{}x{}x{} and input depth {} must all be at least 1", fs.n, fs.h, fs.w, fs.c,
+                     p.input_shape.c);
   return &filter;
 }
 
@@ -132,19 +152,15 @@ template Result<const TensorSpec*> prepare_conv_operands(const PrepareContext&, 
 template Result<const TensorSpec*> prepare_conv_operands(const PrepareContext&, DepthwiseConv2DParams&);
 
 template <typename Params, typename Options>
-Result<void> prepare_conv_window_and_quantization(const PrepareContext& ctx, const Options& opt, int32_t scale_axis,
-                                                  Params& p) {
-  const TensorSpec& in = *AISRV_TRY(ctx.input(0, "input"));
-  const TensorSpec& filter = *AISRV_TRY(ctx.input(1, "filter"));
-  const TensorSpec& out = ctx.output();
+Result<void> prepare_conv_window(const PrepareContext& ctx, const Options& opt, Params& p) {
   const Dims4 &is = p.input_shape, &fs = p.filter_shape, &os = p.output_shape;
 
   p.stride_h = opt.stride_h;
   p.stride_w = opt.stride_w;
   p.dilation_h = opt.dilation_h;
   p.dilation_w = opt.dilation_w;
-  if (opt.folded_pad) {  // VALID over the input padded by a folded PAD (pad_folding.hpp)
-    const Padding2D& f = *opt.folded_pad;
+  if (ctx.op().folded_pad) {  // VALID over the input padded by a folded PAD (pad_folding.hpp)
+    const Padding2D& f = *ctx.op().folded_pad;
     const int64_t padded_h = int64_t{is.h} + f.top + f.bottom, padded_w = int64_t{is.w} + f.left + f.right;
     if (padded_h > std::numeric_limits<int32_t>::max() || padded_w > std::numeric_limits<int32_t>::max())
       return ctx.error("input padded to {}x{} is too large", padded_h, padded_w);
@@ -165,6 +181,21 @@ Result<void> prepare_conv_window_and_quantization(const PrepareContext& ctx, con
     const AxisPadding pw = window_padding(is.w, fs.w, ow, p.stride_w, p.dilation_w);
     p.padding = Padding2D{ph.before, pw.before, ph.after, pw.after};
   }
+  return {};
+}
+
+template Result<void> prepare_conv_window(const PrepareContext&, const Conv2DOptions&, Conv2DParams&);
+template Result<void> prepare_conv_window(const PrepareContext&, const DepthwiseConv2DOptions&,
+                                          DepthwiseConv2DParams&);
+
+template <typename Params, typename Options>
+Result<void> prepare_conv_window_and_quantization(const PrepareContext& ctx, const Options& opt, int32_t scale_axis,
+                                                  Params& p) {
+  const TensorSpec& in = *AISRV_TRY(ctx.input(0, "input"));
+  const TensorSpec& filter = *AISRV_TRY(ctx.input(1, "filter"));
+  const TensorSpec& out = ctx.output();
+  const Dims4& os = p.output_shape;
+  AISRV_TRY(prepare_conv_window(ctx, opt, p));
 
   const float in_scale = AISRV_TRY(ctx.scale(in, "input"));
   const float out_scale = AISRV_TRY(ctx.scale(out, "output"));
@@ -193,5 +224,47 @@ template Result<void> prepare_conv_window_and_quantization(const PrepareContext&
                                                            Conv2DParams&);
 template Result<void> prepare_conv_window_and_quantization(const PrepareContext&, const DepthwiseConv2DOptions&,
                                                            int32_t, DepthwiseConv2DParams&);
+
+Result<FloatActivation> float_activation_range(const PrepareContext& ctx, Activation activation) {
+  constexpr float lowest = std::numeric_limits<float>::lowest(), highest = std::numeric_limits<float>::max();
+  switch (activation) {
+    case Activation::none: return FloatActivation{lowest, highest};
+    case Activation::relu: return FloatActivation{0.0f, highest};
+    case Activation::relu6: return FloatActivation{0.0f, 6.0f};
+    case Activation::relu_n1_to_1: return FloatActivation{-1.0f, 1.0f};
+    default:
+      return ctx.error("fused activation {} is not supported on float32 outputs (only NONE, RELU, RELU6, "
+                       "RELU_N1_TO_1)",
+                       static_cast<int>(activation));
+  }
+}
+
+Result<const float*> float_bias_data(const PrepareContext& ctx, size_t input, int32_t channels) {
+  const TensorSpec* bias = ctx.optional_input(input);
+  if (!bias) return static_cast<const float*>(nullptr);
+  AISRV_TRY(ctx.expect_type(*bias, {DType::float32}, "bias"));
+  if (bias->shape.elements() != channels)
+    return ctx.error("bias '{}' has {} elements for {} output channels", bias->name, bias->shape.elements(),
+                     channels);
+  return static_cast<const float*>(ctx.read_input(input));
+}
+
+Result<std::vector<float>> hybrid_filter_scales(const PrepareContext& ctx, const TensorSpec& filter, int32_t channels,
+                                                int32_t axis) {
+  if (!filter.quant.present())
+    return ctx.error("int8 filter '{}' of a float32 operator has no quantization scale", filter.name);
+  const std::vector<float>& scales = filter.quant.scale;
+  if (scales.size() != 1 && !(scales.size() == static_cast<size_t>(channels) && filter.quant.axis == axis))
+    return ctx.error("filter '{}' has {} scales along dimension {}; expected 1 or {} along dimension {}", filter.name,
+                     scales.size(), filter.quant.axis, channels, axis);
+  for (int64_t zp : filter.quant.zero_point)
+    if (zp != 0) return ctx.error("int8 filter zero point {} is not 0 (weights must be symmetric)", zp);
+  for (float s : scales)
+    if (!std::isfinite(s) || !(s > 0.0f))
+      return ctx.error("filter '{}' has scale {}, not a positive number", filter.name, s);
+  std::vector<float> r(static_cast<size_t>(channels), scales[0]);
+  if (scales.size() > 1) r = scales;
+  return r;
+}
 
 }  // namespace aisrv::engine::cpu

@@ -1,6 +1,8 @@
-// aisrv CPU engine — preparation pieces shared by CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED (and the LSTM's
-// gate FCs): output size and padding of a windowed operator, requantization multipliers from the input / filter /
-// output scales, and the accumulator bound that guarantees the kernels' int32 sums cannot overflow.
+// aisrv CPU engine — preparation pieces shared by CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, TRANSPOSE_CONV (and
+// the LSTM's gate FCs, the pools' windows): output size and padding of a windowed operator, requantization
+// multipliers from the input / filter / output scales, the accumulator bound that guarantees the kernels' int32 sums
+// cannot overflow, and the float32 / dynamic-range (hybrid) pieces: float activation clamps, float biases, and the
+// int8 filter scales of TensorFlow Lite's hybrid kernels.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +14,8 @@
 namespace aisrv::engine::cpu {
 
 // Output extent of a window of `filter` taps with `stride` and `dilation` over `in` (TFLite ComputeOutSize);
-// refuses strides / dilations below 1 and windows larger than a VALID input.
+// refuses strides / dilations below 1, windows larger than a VALID input, and extents (input, dilated window) of
+// 2^30 or more, so that every position the kernels compute in int32 (origin + dilated tap) stays in range.
 Result<int32_t> window_output_size(const PrepareContext& ctx, PaddingKind padding, int32_t in, int32_t filter,
                                    int32_t stride, int32_t dilation, std::string_view axis);
 
@@ -64,10 +67,17 @@ Result<void> check_accumulator_bound(const PrepareContext& ctx, const TensorSpec
                                      int64_t max_input, const int32_t* bias);
 
 // The operand checks CONV_2D and DEPTHWISE_CONV_2D share: 2 or 3 inputs and one output; an 8-bit input, filter and
-// output of one type; a constant filter. Fills p.dtype and the three 4-D shapes; returns the filter. Instantiated
-// for Conv2DParams and DepthwiseConv2DParams.
+// output of one type, or a float32 input and output with a float32 filter (float model) or a constant int8 one
+// (dynamic range); 8-bit filters constant. Fills p.dtype, p.filter_type and the three 4-D shapes (every filter
+// dimension and the input depth at least 1); returns the filter. Instantiated for Conv2DParams and
+// DepthwiseConv2DParams.
 template <typename Params>
 Result<const TensorSpec*> prepare_conv_operands(const PrepareContext& ctx, Params& p);
+
+// Strides, dilations, the output size checked against the window arithmetic and the padding of CONV_2D /
+// DEPTHWISE_CONV_2D (a folded PAD included). Instantiated like the function below.
+template <typename Params, typename Options>
+Result<void> prepare_conv_window(const PrepareContext& ctx, const Options& opt, Params& p);
 
 // What CONV_2D and DEPTHWISE_CONV_2D share once their shapes are checked (input 0, filter 1, bias 2, output 0):
 // strides and dilations, the output size checked against the window arithmetic, the padding, and the quantization —
@@ -80,5 +90,24 @@ Result<void> prepare_conv_window_and_quantization(const PrepareContext& ctx, con
 
 // The int32 bias of `channels` entries at input position `input` (aligned constant memory); null when absent.
 Result<const int32_t*> bias_data(const PrepareContext& ctx, size_t input, int32_t channels);
+
+// ---- float32 and dynamic-range (hybrid) operators ----
+
+// The float clamp of TFLite's CalculateActivationRange<float> (NONE: [lowest, max], so an infinite sum ends at
+// +-FLT_MAX as in TFLite; RELU: [0, max]; RELU6; RELU_N1_TO_1). TANH and SIGN_BIT have no clamp form: TFLite's float
+// convolutions silently run them as NONE, we refuse them rather than skip an activation the model asks for.
+struct FloatActivation {
+  float min = 0.0f, max = 0.0f;
+};
+Result<FloatActivation> float_activation_range(const PrepareContext& ctx, Activation activation);
+
+// The float32 bias of `channels` entries at input position `input`; null when absent.
+Result<const float*> float_bias_data(const PrepareContext& ctx, size_t input, int32_t channels);
+
+// The scales of a dynamic-range int8 filter, one per output channel (a single scale broadcast): finite and positive,
+// zero points 0 (TFLite's hybrid kernels ignore them; we refuse what they would ignore), per-channel scales `channels`
+// of them along dimension `axis`.
+Result<std::vector<float>> hybrid_filter_scales(const PrepareContext& ctx, const TensorSpec& filter, int32_t channels,
+                                                int32_t axis);
 
 }  // namespace aisrv::engine::cpu

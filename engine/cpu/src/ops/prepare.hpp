@@ -88,8 +88,9 @@ class PrepareContext {
 
 using PrepareFn = Result<OpParams> (*)(const PrepareContext&);
 
-// The preparation of an operator code, or null when the engine does not implement that operator.
-PrepareFn find_prepare(int32_t code);
+// The preparation of an operator (by builtin code, or by custom code for CUSTOM), or null when the engine does not
+// implement that operator.
+PrepareFn find_prepare(const OperatorSpec& op);
 // Names of the implemented operators (for messages and docs).
 std::vector<std::string> supported_operator_names();
 
@@ -108,5 +109,27 @@ Result<OpParams> prepare_quantize(const PrepareContext& ctx);
 Result<OpParams> prepare_dequantize(const PrepareContext& ctx);
 Result<OpParams> prepare_concatenation(const PrepareContext& ctx);
 Result<OpParams> prepare_unidirectional_sequence_lstm(const PrepareContext& ctx);
+Result<OpParams> prepare_unary(const PrepareContext& ctx);    // LOGISTIC, TANH, HARD_SWISH, RELU*, LEAKY_RELU, FLOOR,
+                                                              // SQRT, RSQRT, EXP
+Result<OpParams> prepare_binary(const PrepareContext& ctx);   // SUB, MUL, DIV, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM,
+                                                              // FLOOR_DIV, PRELU
+Result<OpParams> prepare_cast(const PrepareContext& ctx);
+Result<OpParams> prepare_strided_slice(const PrepareContext& ctx);
+Result<OpParams> prepare_slice(const PrepareContext& ctx);
+Result<OpParams> prepare_split(const PrepareContext& ctx);    // SPLIT, SPLIT_V
+Result<OpParams> prepare_unpack(const PrepareContext& ctx);
+Result<OpParams> prepare_pack(const PrepareContext& ctx);
+Result<OpParams> prepare_squeeze(const PrepareContext& ctx);
+Result<OpParams> prepare_expand_dims(const PrepareContext& ctx);
+Result<OpParams> prepare_gather(const PrepareContext& ctx);
+Result<OpParams> prepare_gather_nd(const PrepareContext& ctx);
+Result<OpParams> prepare_space_depth(const PrepareContext& ctx);  // DEPTH_TO_SPACE, SPACE_TO_DEPTH
+Result<OpParams> prepare_pool_2d(const PrepareContext& ctx);      // MAX_POOL_2D, L2_POOL_2D
+Result<OpParams> prepare_resize(const PrepareContext& ctx);       // RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR
+Result<OpParams> prepare_reduce(const PrepareContext& ctx);       // SUM, REDUCE_MAX
+Result<OpParams> prepare_arg_min_max(const PrepareContext& ctx);  // ARG_MAX, ARG_MIN
+Result<OpParams> prepare_l2_normalization(const PrepareContext& ctx);
+Result<OpParams> prepare_transpose_conv(const PrepareContext& ctx);
+Result<OpParams> prepare_detection_postprocess(const PrepareContext& ctx);  // CUSTOM TFLite_Detection_PostProcess
 
 }  // namespace aisrv::engine::cpu

@@ -1,6 +1,6 @@
-// aisrv CPU engine — SOFTMAX preparation: int8 / uint8 over the last dimension with TFLite's fixed-point
-// reference algorithm (5 integer bits for the scaled differences); the output must use scale 1/256 and the type's
-// lowest value as zero point, as TFLite requires.
+// aisrv CPU engine — SOFTMAX preparation over the last dimension: int8 / uint8 with TFLite's fixed-point reference
+// algorithm (5 integer bits for the scaled differences; the output must use scale 1/256 and the type's lowest value
+// as zero point, as TFLite requires), and float32 with TFLite's float reference (beta applied in the kernel).
 #include "prepare.hpp"
 #include "../quant_math.hpp"
 
@@ -11,10 +11,21 @@ Result<OpParams> prepare_softmax(const PrepareContext& ctx) {
   const auto& opt = std::get<SoftmaxOptions>(ctx.op().options);
   const TensorSpec& in = *AISRV_TRY(ctx.input(0, "input"));
   const TensorSpec& out = ctx.output();
-  AISRV_TRY(ctx.expect_type(in, {DType::int8, DType::uint8}, "input"));
+  AISRV_TRY(ctx.expect_type(in, {DType::int8, DType::uint8, DType::float32}, "input"));
   AISRV_TRY(ctx.expect_same_type(in, out, "input and output"));
   if (in.shape.rank < 1) return ctx.error("input '{}' is a scalar", in.name);
   if (!(in.shape == out.shape)) return ctx.error("output shape differs from the input shape");
+
+  if (in.type == DType::float32) {
+    SoftmaxParams p;
+    p.dtype = in.type;
+    p.depth = in.shape[in.shape.rank - 1];
+    p.outer_size = static_cast<int32_t>(in.shape.elements() / p.depth);
+    p.beta = opt.beta;
+    p.input = ctx.read_input(0);
+    p.output = ctx.write_output();
+    return OpParams{std::move(p)};
+  }
 
   const float in_scale = AISRV_TRY(ctx.scale(in, "input"));
   (void)AISRV_TRY(ctx.zero_point(in, "input"));

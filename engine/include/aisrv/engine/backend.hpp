@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "aisrv/protocol/limits.h"
@@ -49,6 +50,9 @@ struct ModelInfo {
   std::vector<TensorDesc> outputs;
   size_t arena_bytes = 0;            // activation memory planned (0 if not applicable)
   uint32_t layer_count = 0;          // entries GET_TIMINGS will return
+  // What the engine learned from the model about reading its outputs and feeding its inputs (GET_MODEL_METADATA;
+  // keys in docs/protocol.md 3.11, e.g. "task", "labels", "hailo.nms.classes").
+  std::vector<std::pair<std::string, std::string>> metadata;
 };
 
 struct InvokeContext {

@@ -62,6 +62,7 @@ extern "C" {
   X(GET_TIMING_RECORD,         0x23, AISRV_KIND_GET, "none", "timing record of the last inference (queue, compute, per layer)") \
   X(GET_SESSION_INFO,          0x24, AISRV_KIND_GET, "none (engine not used)", "session record: id, peer, role, memory used and cap (protocol.md)") \
   X(GET_SERVER_STATS,          0x25, AISRV_KIND_GET, "none (engine not used)", "statistics record: uptime, sessions, per engine state, model, counters, last times, queue depth (protocol.md)") \
+  X(GET_MODEL_METADATA,        0x26, AISRV_KIND_GET, "none", "model-metadata record: what the engine read about the model's outputs (task, labels, NMS layout; protocol.md)") \
   X(UNLOAD_MODEL,              0xA0, AISRV_KIND_SET, "none", "none") \
   X(CANCEL_INFER,              0xA1, AISRV_KIND_SET, "none; tensor = 0 this session's inference, 1 whatever runs (admin)", "none (a running inference ends with ERROR_CANCELLED)") \
   X(AUTH,                      0xA2, AISRV_KIND_SET, "the shared-secret token (engine not used)", "none (ERROR_DENIED for a wrong token)") \

@@ -5,7 +5,7 @@
 /* Protocol version spoken by this build. A peer is compatible when the majors' ranges overlap
  * (see GET_VERSION in docs/protocol.md); minors only add commands/capabilities. */
 #define AISRV_PROTOCOL_MAJOR 1u
-#define AISRV_PROTOCOL_MINOR 2u
+#define AISRV_PROTOCOL_MINOR 3u
 /* Oldest protocol major this build still speaks. */
 #define AISRV_PROTOCOL_MIN_MAJOR 1u
 
@@ -43,6 +43,7 @@
 #define AISRV_CAP_SESSIONS 0x0200u      /* tensors, outputs, error bits and log lines are per session */
 #define AISRV_CAP_STATS 0x0400u         /* GET_SERVER_STATS (protocol minor 2) */
 #define AISRV_CAP_I2C 0x0800u           /* a sensor I2C bus is configured (START_ACQUIRE_SET_I2C) */
+#define AISRV_CAP_MODEL_METADATA 0x1000u /* GET_MODEL_METADATA (protocol minor 3) */
 
 /* Session-scoped answers: lines kept per session and engine of its own debug-log lines. */
 #define AISRV_SESSION_LOG_LINES 32u

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "aisrv/protocol/result.hpp"
@@ -169,6 +170,18 @@ struct ServerStats {
 };
 void encode(const ServerStats& s, std::vector<uint8_t>& out);
 Result<ServerStats> decode_server_stats(std::span<const uint8_t> in);
+
+// GET_MODEL_METADATA: key/value facts the engine read about the loaded model (docs/protocol.md 3.11), in the
+// engine's order. Keys are short ASCII names ("task", "labels", "hailo.nms.classes"); values are text.
+struct ModelMetadata {
+  std::vector<std::pair<std::string, std::string>> entries;
+
+  // The value of `key`, or null.
+  const std::string* find(std::string_view key) const;
+};
+inline constexpr size_t kMaxMetadataEntries = 256;
+void encode(const ModelMetadata& m, std::vector<uint8_t>& out);
+Result<ModelMetadata> decode_model_metadata(std::span<const uint8_t> in);
 
 // u32 payloads (GET_STATUS, lengths, GET_ID, GPIO values).
 void encode_u32(uint32_t v, std::vector<uint8_t>& out);

@@ -50,6 +50,9 @@ class Client {
   Result<uint32_t> status(uint32_t engine);
   Result<protocol::Spec> spec(uint32_t engine, uint32_t tensor = 0);
   Result<protocol::ModelTensors> tensor_info(uint32_t engine);
+  // GET_MODEL_METADATA: what the engine read about the model's outputs (task, labels, NMS layout); empty from a
+  // server without AISRV_CAP_MODEL_METADATA.
+  Result<protocol::ModelMetadata> model_metadata(uint32_t engine);
   Result<protocol::EngineInfo> engine_info(uint32_t engine);
   Result<uint32_t> input_length(uint32_t engine, uint32_t tensor);
   Result<uint32_t> output_length(uint32_t engine, uint32_t tensor);

@@ -7,7 +7,9 @@
 //   OptimizedKernelBackend  — "opt": packed int16 GEMM / vectorised kernels, SIMD chosen at run time, bit-exact with
 //                             the reference (optimized_backend.hpp, kernels/opt/)
 // A new backend usually derives from ReferenceKernelBackend and overrides the kernels it speeds up, so every
-// operator always has an implementation. Methods are called from one thread at a time.
+// operator always has an implementation. Methods are called from one thread at a time. Kernels whose work depends on
+// run-time values that can be out of range (indices of GATHER / GATHER_ND, integer divisors) return a Result and
+// fail the inference with Errc::infer_error instead of reading or dividing out of bounds.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +19,7 @@
 #include <string_view>
 
 #include "aisrv/engine/cpu/kernel_params.hpp"
+#include "aisrv/protocol/result.hpp"
 
 namespace aisrv::engine::cpu {
 
@@ -61,10 +64,25 @@ class KernelBackend {
   virtual void dequantize(const DequantizeParams& p) = 0;
   virtual void concatenation(const ConcatenationParams& p) = 0;
   virtual void lstm(const LstmParams& p) = 0;
+  virtual void unary(const UnaryParams& p) = 0;
+  virtual Result<void> binary(const BinaryParams& p) = 0;
+  virtual void cast(const CastParams& p) = 0;
+  virtual void strided_slice(const StridedSliceParams& p) = 0;
+  virtual void split(const SplitParams& p) = 0;
+  virtual Result<void> gather(const GatherParams& p) = 0;
+  virtual Result<void> gather_nd(const GatherNdParams& p) = 0;
+  virtual void space_depth(const SpaceDepthParams& p) = 0;
+  virtual void pool2d(const Pool2DParams& p) = 0;
+  virtual void resize(const ResizeParams& p) = 0;
+  virtual void reduce(const ReduceParams& p) = 0;
+  virtual void arg_min_max(const ArgMinMaxParams& p) = 0;
+  virtual void l2_normalization(const L2NormParams& p) = 0;
+  virtual void transpose_conv(const TransposeConvParams& p) = 0;
+  virtual void detection_postprocess(const DetectionPostProcessParams& p) = 0;
 };
 
-// Calls the method of `backend` that matches the alternative held by `op`.
-void run_kernel(KernelBackend& backend, const OpParams& op);
+// Calls the method of `backend` that matches the alternative held by `op`; the error of a kernel that fails.
+Result<void> run_kernel(KernelBackend& backend, const OpParams& op);
 
 // The reference backend.
 class ReferenceKernelBackend : public KernelBackend {
@@ -86,6 +104,21 @@ class ReferenceKernelBackend : public KernelBackend {
   void dequantize(const DequantizeParams& p) override;
   void concatenation(const ConcatenationParams& p) override;
   void lstm(const LstmParams& p) override;
+  void unary(const UnaryParams& p) override;
+  Result<void> binary(const BinaryParams& p) override;
+  void cast(const CastParams& p) override;
+  void strided_slice(const StridedSliceParams& p) override;
+  void split(const SplitParams& p) override;
+  Result<void> gather(const GatherParams& p) override;
+  Result<void> gather_nd(const GatherNdParams& p) override;
+  void space_depth(const SpaceDepthParams& p) override;
+  void pool2d(const Pool2DParams& p) override;
+  void resize(const ResizeParams& p) override;
+  void reduce(const ReduceParams& p) override;
+  void arg_min_max(const ArgMinMaxParams& p) override;
+  void l2_normalization(const L2NormParams& p) override;
+  void transpose_conv(const TransposeConvParams& p) override;
+  void detection_postprocess(const DetectionPostProcessParams& p) override;
 };
 
 // The kernel backends this build can construct by name: "ref" and "opt" (the optimised backend at the best
