@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   unsigned flash_clients = AISRV_MAX_ENGINES;
   std::vector<uint32_t> boot;
   std::vector<std::string> spi_args;
+  std::vector<std::string> frigate_args;
   unsigned spi_frame = AISRV_SPI_DEFAULT_FRAME, spi_mode = 0, spi_timeout_ms = 5000;
   bool spi_fixed = false;
   CLI::App app{"aisrvd — the aisrv AI server: serves the aisrv protocol (docs/protocol.md) on sockets, USB and SPI "
@@ -114,6 +115,33 @@ int main(int argc, char** argv) {
   app.add_option("--flash-clients", flash_clients, "Clients (engine numbers) of a newly formatted store")
       ->check(CLI::Range(1u, 64u));
   app.add_option("--boot", boot, "Engine N loads its stored model from flash at start (repeatable)");
+  app.add_option("--frigate", frigate_args,
+                 "ENDPOINT=ENGINE[,option...]: serve Frigate's `zmq` detector protocol on ENDPOINT (ipc://PATH, or "
+                 "tcp://HOST:PORT: loopback unless --allow-remote) with engine ENGINE, e.g. "
+                 "ipc:///tmp/cache/zmq_detector=0. Options: accept-models (Frigate may write its model file into the "
+                 "store and load it; default: refused), threshold=F (lowest score replied, default 0.4), mean=M[:M:M] "
+                 "and std=S[:S:S] (float or quantized inputs: (pixel - mean) / std), peers=N (connections with a "
+                 "session, default 32), idle=SECONDS (default 120), max-message=SIZE (largest message part, default "
+                 "32M) (repeatable; docs/frigate.md)");
+  std::string metrics_endpoint;
+  size_t metrics_max_connections = 16;
+  double metrics_timeout_s = 10;
+  size_t metrics_max_request = 8192;
+  app.add_option("--metrics", metrics_endpoint,
+                 "Serve Prometheus metrics (/metrics) and the health probes /healthz and /readyz over HTTP on "
+                 "tcp:PORT (loopback) or tcp:HOST:PORT (loopback unless --allow-remote), e.g. tcp:127.0.0.1:9464 "
+                 "(docs/metrics.md)");
+  app.add_option("--metrics-max-connections", metrics_max_connections,
+                 "HTTP connections the metrics listener keeps open at once; more are closed (default 16)")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--metrics-timeout", metrics_timeout_s,
+                 "Seconds an HTTP peer of the metrics listener has to send a whole request (and to take the answer); "
+                 "also the idle time after which a kept-alive connection is closed (default 10)")
+      ->check(CLI::Range(0.01, 3600.0));
+  app.add_option("--metrics-max-request", metrics_max_request,
+                 "Bytes of an HTTP request's line and headers (and, separately, of a body, which is ignored) the "
+                 "metrics listener reads; a larger request is answered 431 and closed (default 8192)")
+      ->check(CLI::Range(256, 1 << 20));
   daemon::ClientOptions clients;
   daemon::add_client_options(app, clients);
   app.add_flag("--bash-completion")->description("Print a bash completion script for aisrvd and exit (installed with the package)");
@@ -152,6 +180,11 @@ int main(int argc, char** argv) {
 
   daemon::ServeOptions serve;
   serve.socket.io_threads = io_threads;
+  for (const auto& f : frigate_args) {
+    auto config = phy::frigate::parse_endpoint_spec(f, static_cast<uint32_t>(specs->size()), clients.allow_remote);
+    if (!config) return fail(kExitUsage, config.error());
+    serve.frigate.push_back(std::move(config).value());
+  }
   if (auto st = daemon::apply_client_options(clients, serve); !st) return fail(kExitUsage, st.error());
 
   std::vector<std::unique_ptr<engine::InferenceBackend>> backends;
@@ -208,5 +241,9 @@ int main(int argc, char** argv) {
   serve.sensor_i2c = *sensor_i2c;
   serve.gpio = *gpio;
   serve.stream_fps = stream_fps;
+  serve.metrics = metrics_endpoint;
+  serve.metrics_http.max_connections = metrics_max_connections;
+  serve.metrics_http.timeout = std::chrono::milliseconds(static_cast<int64_t>(metrics_timeout_s * 1000));
+  serve.metrics_http.max_request_bytes = metrics_max_request;
   return daemon::serve(serve, std::move(backends), logger);
 }

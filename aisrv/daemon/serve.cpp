@@ -9,11 +9,15 @@
 #include <thread>
 
 #include "aisrv/flash/store.hpp"
+#include "frigate_metrics.hpp"
+#include "metrics_page.hpp"
+#include "probe_http_server.hpp"
 #include "systemd.hpp"
 #include "aisrv/build_info.hpp"
 #include "aisrv/phy/socket_server.hpp"
 #include "aisrv/phy/usb_function.hpp"
 #include "aisrv/phy/spi_server.hpp"
+#include "aisrv/phy/frigate_endpoint.hpp"
 #include "aisrv/protocol/endpoint.hpp"
 #include "aisrv/frame_source.hpp"
 #include "aisrv/server.hpp"
@@ -38,11 +42,47 @@ void block_termination_signals() {
 
 namespace {
 
+// Waits for SIGINT/SIGTERM. Under a systemd watchdog (WatchdogSec=) it wakes every half interval and sends WATCHDOG=1
+// when the last liveness probe came back: a no-op job queued on every engine and the server's own queue
+// (Server::probe_workers), so a worker pool or a backend that hangs stops the pings and systemd restarts the daemon.
+int wait_for_termination(server::Server& server, const std::shared_ptr<spdlog::logger>& logger) {
+  const sigset_t s = termination_signals();
+  const auto interval = watchdog_interval();
+  if (!interval) {
+    int sig = 0;
+    sigwait(&s, &sig);
+    return sig;
+  }
+  const auto period = std::max<std::chrono::microseconds>(*interval / 2, std::chrono::microseconds(1000));
+  logger->info("systemd watchdog: WATCHDOG=1 every {} ms while the engines' queues answer", period.count() / 1000);
+  enum : int { pending, answered, refused };
+  auto probe = std::make_shared<std::atomic<int>>(answered);
+  bool late = false;
+  for (;;) {
+    if (const int state = probe->load(); state == answered) {
+      notify_watchdog();
+      if (late) logger->info("systemd watchdog: the engines' queues answer again; pinging");
+      late = false;
+      probe->store(pending);
+      server.probe_workers([probe](bool ran) { probe->store(ran ? answered : refused); });
+    } else if (!late) {
+      late = true;
+      logger->error("systemd watchdog: not pinged: an engine's queue has not answered the liveness probe within {} "
+                    "ms (a backend stuck in an inference?); systemd restarts aisrvd when this lasts for WatchdogSec",
+                    period.count() / 1000);
+    }
+    timespec ts{static_cast<time_t>(period.count() / 1000000), static_cast<long>(period.count() % 1000000) * 1000};
+    const int sig = sigtimedwait(&s, nullptr, &ts);
+    if (sig > 0) return sig;
+  }
+}
+
 // SIGTERM/SIGINT: stop taking clients, answer what is in flight (queued requests are answered ERROR_CANCELLED at
 // once), cancel inferences still running at the deadline, close the transports, sync the store. A shutdown that
 // cannot finish (a backend that ignores cancel) ends the process with kExitShutdownTimeout after a grace period.
 int shut_down(const char* signal, const ServeOptions& options, server::Server& server, phy::SocketServer& sockets,
               phy::UsbFunctionServer* usb, std::vector<std::unique_ptr<phy::spi::SpiServer>>& spi,
+              std::vector<std::unique_ptr<phy::frigate::FrigateEndpoint>>& frigate,
               const std::shared_ptr<spdlog::logger>& logger) {
   const auto timeout = options.shutdown_timeout;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -67,6 +107,7 @@ int shut_down(const char* signal, const ServeOptions& options, server::Server& s
   }
   if (usb) usb->stop();
   for (auto& port : spi) port->stop();
+  for (auto& endpoint : frigate) endpoint->stop();
   sockets.stop();
   if (!server.wait_idle(std::chrono::steady_clock::now() + grace)) clean = false;
   if (options.store) {
@@ -248,14 +289,70 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
     logger->info("USB: FunctionFS descriptors written to {}; the gadget can be bound to a UDC", options.usb_ffs);
   }
   for (auto& spi : spi_servers) spi->start();
+  // Frigate detector endpoints: each on its own thread, each connection a session (docs/frigate.md).
+  std::vector<std::unique_ptr<phy::frigate::FrigateEndpoint>> frigate;
+  for (const auto& config : options.frigate) {
+    auto endpoint = phy::frigate::FrigateEndpoint::bind(**server, config, logger);
+    if (!endpoint) {
+      logger->error("{}", endpoint.error().message);
+      for (auto& started : frigate) started->stop();
+      if (usb) usb->stop();
+      for (auto& port : spi_servers) port->stop();
+      sockets.stop();
+      return endpoint.error().code == Errc::invalid_argument ? kExitUsage : kExitStartup;
+    }
+    (*endpoint)->start();
+    logger->info("Frigate detector endpoint on {}{}", (*endpoint)->describe(),
+                 config.accept_models ? " (accepts model files from Frigate)" : "");
+    frigate.push_back(std::move(endpoint).value());
+  }
+  // --metrics: Prometheus /metrics, /healthz and /readyz on their own thread (docs/metrics.md). Declared after
+  // everything it reads, so it stops first when serve returns; /readyz says "shutting down" until then.
+  MetricsPage metrics_page(**server, options.boot, std::chrono::system_clock::now());
+  if (!frigate.empty()) metrics_page.add_source(frigate_metrics(frigate));
+  std::unique_ptr<ProbeHttpServer> metrics;
+  if (!options.metrics.empty()) {
+    auto ep = protocol::parse_socket_endpoint(options.metrics);
+    Result<std::unique_ptr<ProbeHttpServer>> started = make_error(Errc::invalid_argument, "--metrics: no endpoint");
+    if (ep) {
+      ProbeHttpOptions ho = options.metrics_http;
+      ho.logger = logger;
+      ho.allow_remote = options.socket.allow_remote;
+      std::vector<HttpRoute> routes;
+      routes.push_back({"/metrics", [&metrics_page] {
+                          return HttpAnswer{200, metrics_page.render(), "text/plain; version=0.0.4; charset=utf-8"};
+                        }});
+      routes.push_back({"/healthz", [] { return HttpAnswer{200, "ok\n"}; }});
+      routes.push_back({"/readyz", [&metrics_page] {
+                          const Readiness r = metrics_page.readiness();
+                          return HttpAnswer{r.ready ? 200u : 503u, r.text};
+                        }});
+      started = ProbeHttpServer::start(*ep, std::move(ho), std::move(routes));
+    } else {
+      started = make_error(Errc::invalid_argument, "--metrics {}", ep.error().message);
+    }
+    if (!started) {
+      logger->error("{}", started.error().message);
+      (*server)->begin_shutdown();
+      for (auto& endpoint : frigate) endpoint->stop();
+      if (usb) usb->stop();
+      for (auto& port : spi_servers) port->stop();
+      sockets.stop();
+      return started.error().code == Errc::invalid_argument ? kExitUsage : kExitStartup;
+    }
+    metrics = std::move(started).value();
+    logger->info("metrics and health probes on http://{}:{} (/metrics, /healthz, /readyz)",
+                 metrics->endpoint().host.find(':') != std::string::npos ? "[" + metrics->endpoint().host + "]"
+                                                                          : metrics->endpoint().host,
+                 metrics->endpoint().port);
+  }
   logger->info("aisrvd {} ready ({} engine{})", AISRV_VERSION_STRING, (*server)->engine_count(),
                (*server)->engine_count() == 1 ? "" : "s");
   notify_ready(fmt::format("serving {} engine{}", (*server)->engine_count(), (*server)->engine_count() == 1 ? "" : "s"));
 
-  const sigset_t s = termination_signals();
-  int sig = 0;
-  sigwait(&s, &sig);
-  return shut_down(sig == SIGINT ? "SIGINT" : "SIGTERM", options, **server, sockets, usb.get(), spi_servers, logger);
+  const int sig = wait_for_termination(**server, logger);
+  return shut_down(sig == SIGINT ? "SIGINT" : "SIGTERM", options, **server, sockets, usb.get(), spi_servers, frigate,
+                   logger);
 }
 
 }  // namespace aisrv::daemon

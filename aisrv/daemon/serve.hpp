@@ -9,11 +9,13 @@
 #include <vector>
 
 #include "aisrv/engine/backend.hpp"
+#include "aisrv/phy/frigate_endpoint.hpp"
 #include "aisrv/phy/socket_server.hpp"
 #include "aisrv/protocol/limits.h"
 #include "aisrv/protocol/result.hpp"
 #include "aisrv/protocol/spi_link.h"
 #include "aisrv/server.hpp"
+#include "probe_http_server.hpp"
 
 namespace spdlog {
 class logger;
@@ -46,8 +48,14 @@ struct ServeOptions {
   phy::SocketServerOptions socket;
   server::AccessOptions access;
   server::SessionLimits session;
+  // --frigate: Frigate detector endpoints (docs/frigate.md), checked by phy::frigate::parse_endpoint_spec.
+  std::vector<phy::frigate::EndpointConfig> frigate;
   // SIGTERM/SIGINT: how long requests in flight may take to be answered before running inferences are cancelled.
   std::chrono::milliseconds shutdown_timeout{10000};
+  // --metrics tcp:HOST:PORT: Prometheus /metrics and the /healthz and /readyz probes over HTTP (empty: none;
+  // docs/metrics.md) and the listener's limits (its logger and allow_remote are set by serve from the above).
+  std::string metrics;
+  ProbeHttpOptions metrics_http;
 };
 
 // Blocks SIGINT/SIGTERM for the calling process; call before any thread is started.

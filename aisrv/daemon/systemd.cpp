@@ -22,6 +22,14 @@ void notify_stopping() { (void)sd_notify(0, "STOPPING=1\nSTATUS=shutting down");
 
 void notify_status(const std::string& status) { (void)sd_notifyf(0, "STATUS=%s", status.c_str()); }
 
+std::optional<std::chrono::microseconds> watchdog_interval() {
+  uint64_t usec = 0;
+  if (sd_watchdog_enabled(/*unset_environment=*/0, &usec) <= 0 || usec == 0) return std::nullopt;
+  return std::chrono::microseconds(usec);
+}
+
+void notify_watchdog() { (void)sd_notify(0, "WATCHDOG=1"); }
+
 std::vector<int> take_listen_fds() {
   std::vector<int> fds;
   const int n = sd_listen_fds(/*unset_environment=*/1);

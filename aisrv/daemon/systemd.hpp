@@ -1,9 +1,12 @@
-// aisrvd — running under systemd: readiness and stopping notifications (Type=notify, sd_notify), the listening
+// aisrvd — running under systemd: readiness and stopping notifications (Type=notify, sd_notify), the watchdog
+// (WatchdogSec=: WATCHDOG=1 pings, sent by the serving loop while the server's queues answer), the listening
 // sockets systemd passes (socket activation, sd_listen_fds), and whether stderr goes to the journal (then the daemon
 // logs with priorities through sd_journal). Outside systemd every call is a no-op and nothing is passed.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +20,12 @@ namespace aisrv::daemon {
 void notify_ready(const std::string& status);
 void notify_stopping();
 void notify_status(const std::string& status);
+
+// The interval systemd expects a WATCHDOG=1 within (WatchdogSec=, passed as $WATCHDOG_USEC for this process);
+// nothing when no watchdog is configured for this process.
+std::optional<std::chrono::microseconds> watchdog_interval();
+// WATCHDOG=1. A no-op without $NOTIFY_SOCKET.
+void notify_watchdog();
 
 // The listening sockets systemd passed (LISTEN_FDS / LISTEN_PID), in order; the variables are then unset so child
 // processes do not see them. Empty when not socket-activated.

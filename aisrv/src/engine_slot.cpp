@@ -6,6 +6,7 @@
 
 #include "aisrv/protocol/limits.h"
 #include "aisrv/protocol/status.h"
+#include "aisrv/server_metrics.hpp"
 #include "aisrv/session.hpp"
 
 namespace aisrv::server {
@@ -63,6 +64,7 @@ Status EngineSlot::load_model(std::span<const uint8_t> bytes, engine::Placement 
   std::lock_guard lock(mu_);
   StateBit busy(state_bits_, AISRV_STATUS_BUSY);
   ++generation_;
+  set_failure(std::nullopt);  // a new model starts afresh (a Hailo session is configured again on its first invoke)
   if (auto old = model()) {
     publish(nullptr);
     backend_->unload();
@@ -121,6 +123,7 @@ Status EngineSlot::unload_model() {
   std::lock_guard lock(mu_);
   if (!model()) return make_error(Errc::no_model, "engine {} has no model to unload", number_);
   ++generation_;
+  set_failure(std::nullopt);
   publish(nullptr);
   backend_->unload();
   if (gpio_) gpio_->release();
@@ -143,10 +146,13 @@ Result<std::vector<protocol::LayerTime>> EngineSlot::invoke_locked(uint64_t owne
     Error e = std::move(layers).error();
     if (e.code != Errc::cancelled && e.code != Errc::infer_error) e.code = Errc::infer_error;
     (e.code == Errc::cancelled ? cancelled_ : failed_).fetch_add(1);
+    if (e.code == Errc::infer_error) set_failure(e.message);
     return e;
   }
   inferences_.fetch_add(1);
   compute_total_ns_.fetch_add(compute_ns);
+  if (metrics_) metrics_->compute.observe_ns(compute_ns);
+  set_failure(std::nullopt);
   return layers;
 }
 
@@ -167,6 +173,7 @@ Status EngineSlot::infer(Session& session, uint64_t queue_ns, std::vector<std::v
   const auto t0 = std::chrono::steady_clock::now();
   uint64_t compute_ns = 0;
   auto layers = AISRV_TRY(invoke_locked(session.id(), compute_ns));
+  note_request_inference(compute_ns);
   protocol::TimingRecord timing;
   timing.queue_ns = queue_ns;
   timing.compute_ns = compute_ns;
@@ -229,6 +236,7 @@ Status EngineSlot::infer_call(Session& session, std::span<const protocol::InferT
   const auto t0 = std::chrono::steady_clock::now();
   uint64_t compute_ns = 0;
   auto layers = AISRV_TRY(invoke_locked(session.id(), compute_ns));
+  note_request_inference(compute_ns);
   std::vector<std::span<const uint8_t>> outputs;
   outputs.reserve(m->info.outputs.size());
   for (size_t i = 0; i < m->info.outputs.size(); ++i) outputs.push_back(backend_->output(i));
@@ -267,6 +275,25 @@ void EngineSlot::note_done_locked(const protocol::TimingRecord& timing) {
   last_end_.store(std::chrono::steady_clock::now().time_since_epoch().count());
   queue_total_ns_.fetch_add(timing.queue_ns);
   total_total_ns_.fetch_add(timing.total_ns);
+}
+
+void EngineSlot::note_request_inference(uint64_t compute_ns) {
+  last_request_compute_ns_.store(compute_ns);
+  request_inferences_.fetch_add(1);
+}
+
+void EngineSlot::set_failure(std::optional<std::string> why) {
+  if (!why && !failing_.load()) return;  // the common case: nothing to clear, no lock
+  std::lock_guard lock(failure_mu_);
+  failing_.store(why.has_value());
+  failure_ = why ? std::move(*why) : std::string();
+}
+
+std::optional<std::string> EngineSlot::failure() const {
+  if (!failing_.load()) return std::nullopt;
+  std::lock_guard lock(failure_mu_);
+  if (!failing_.load()) return std::nullopt;
+  return failure_;
 }
 
 protocol::EngineStats EngineSlot::stats(std::chrono::steady_clock::time_point epoch) const {

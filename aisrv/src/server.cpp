@@ -114,12 +114,14 @@ Result<std::unique_ptr<Server>> Server::create(ServerOptions options,
 
   const auto epoch = std::chrono::steady_clock::now();
   auto server = std::unique_ptr<Server>(new Server(std::move(options), epoch, {}));
+  server->metrics_ = std::make_unique<ServerMetrics>(backends.size());
   for (size_t i = 0; i < backends.size(); ++i) {
     auto log = std::make_unique<DebugLog>(fmt::format("engine {}", i), server->options_.logger, *server->clock_,
                                           AISRV_DEBUG_LOG_LINES);
     server->engines_.push_back(std::make_unique<EngineSlot>(static_cast<uint32_t>(i), std::move(backends[i]),
                                                             server->options_.max_payload, std::move(log)));
     server->engines_.back()->set_chain_target(next[i]);
+    server->engines_.back()->attach_metrics(&server->metrics_->engine(i));
   }
   const size_t n = server->engines_.size();
   server->workers_ = std::make_unique<Workers>(n + 1);
@@ -189,12 +191,16 @@ protocol::Role Server::role_for(const Peer& p) const {
     return protocol::Role::user;
   }
   if (p.transport == "tcp") return a.admin_gid ? protocol::Role::user : protocol::Role::admin;
+  if (p.transport == "frigate") return protocol::Role::user;  // Frigate's detector: read-only (docs/frigate.md)
   return protocol::Role::admin;  // usb, spi, local, internal: whoever holds the cable or the process
 }
 
 std::shared_ptr<Session> Server::open_session(Peer peer) {
   const bool needs_auth = peer.transport == "tcp" && !options_.access.token.empty();
   const protocol::Role role = role_for(peer);
+  TransportMetrics& tm = metrics_->transport(peer.transport);
+  tm.sessions_opened.fetch_add(1, std::memory_order_relaxed);
+  tm.sessions_open.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard lock(sessions_mu_);
   auto s = std::make_shared<Session>(++next_session_, std::move(peer), role, needs_auth, options_.session,
                                      engine_count(), *clock_, options_.logger);
@@ -234,6 +240,7 @@ void Server::close_session(Session& s, std::string_view why) {
     for (uint32_t e = 0; e < flash_owner_.size(); ++e)
       if (flash_owner_[e] == s.id()) transfers.push_back(e);
   }
+  metrics_->transport(s.peer().transport).sessions_open.fetch_sub(1, std::memory_order_relaxed);
   // State first: whatever still runs for the session finds it closed and keeps nothing.
   s.close();
   // Its queued work is answered (cancelled) without running; its running inference is asked to stop.
@@ -338,16 +345,28 @@ EngineQueue& Server::queue_for(const protocol::Request& request, const Handler& 
 
 void Server::submit(Session& s, const protocol::Request& request, protocol::Response& response, Done done) {
   const auto received = std::chrono::steady_clock::now();
+  TransportMetrics& tm = metrics_->transport(s.peer().transport);
+  tm.request_bytes.fetch_add(request.payload.size(), std::memory_order_relaxed);
+  // Counted before `done`: after it the transport may free the request and the response.
+  auto answered = [this, &tm, &response] {
+    metrics_->note_answer(response.status);
+    tm.response_bytes.fetch_add(response.payload.size(), std::memory_order_relaxed);
+  };
   const Handler* h = admit(s, request, response);
-  if (!h) return done();
+  if (!h) {
+    answered();
+    return done();
+  }
   if (h->run == Run::immediate) {
     run(s, *h, request, response, 0);
+    answered();
     return done();
   }
   if (shutting_down_.load() || s.closed()) {
     refuse(s, request, response,
            make_error(Errc::cancelled, "not run: {}",
                       s.closed() ? "the session is closed" : "the server is shutting down"));
+    answered();
     return done();
   }
   if (!s.try_enqueue()) {
@@ -355,19 +374,34 @@ void Server::submit(Session& s, const protocol::Request& request, protocol::Resp
            make_error(Errc::limit, "{} request(s) of {} already wait for engines; the limit is {} (aisrvd "
                                    "--max-queued)",
                       s.queued(), s.name(), s.limits().max_queued));
+    answered();
     return done();
   }
   auto self = s.shared_from_this();
   // `done` moves into the job: nothing of the caller's may outlive the answer (a transport may be gone right after).
-  EngineQueue::Job job = [this, self = std::move(self), h, &request, &response, received,
+  EngineQueue::Job job = [this, self = std::move(self), h, &request, &response, received, answered,
                           done = std::move(done)](bool dropped) {
-    if (dropped)
+    if (dropped) {
       refuse(*self, request, response,
              make_error(Errc::cancelled, "cancelled before it ran: {}",
                         self->closed() ? "its session closed" : "the server is shutting down"));
-    else
-      run(*self, *h, request, response, ns_since(received));
+    } else {
+      const uint64_t queue_ns = ns_since(received);
+      EngineSlot* slot = h->scope == Scope::engine ? engine(request.header.engine) : nullptr;
+      const uint64_t inferences = slot ? slot->request_inferences() : 0;
+      run(*self, *h, request, response, queue_ns);
+      if (slot) {
+        // Only this job runs the slot's request inferences now (the engine's turn): a change is this request's.
+        EngineMetrics& em = metrics_->engine(slot->number());
+        em.queue_wait.observe_ns(queue_ns);
+        if (slot->request_inferences() != inferences) {
+          const uint64_t total = ns_since(received), compute = slot->last_request_compute_ns();
+          em.transfer.observe_ns(total > queue_ns + compute ? total - queue_ns - compute : 0);
+        }
+      }
+    }
     self->dequeued();
+    answered();
     done();
   };
   if (!queue_for(request, *h).push(s.id(), std::move(job))) job(true);
@@ -397,6 +431,27 @@ bool Server::wait_idle(std::chrono::steady_clock::time_point deadline) {
   bool idle = true;
   for (size_t q = 0; q < workers_->size(); ++q) idle = workers_->queue(q).wait_idle(deadline) && idle;
   return idle;
+}
+
+void Server::probe_workers(std::function<void(bool)> answered) {
+  struct Round {
+    std::atomic<size_t> left;
+    std::atomic<bool> refused{false};
+    std::function<void(bool)> answered;
+  };
+  auto round = std::make_shared<Round>();
+  round->left = workers_->size();
+  round->answered = std::move(answered);
+  for (size_t q = 0; q < workers_->size(); ++q) {
+    EngineQueue::Job job = [round](bool dropped) {
+      if (dropped && !round->refused.exchange(true)) round->answered(false);
+      if (round->left.fetch_sub(1) == 1 && !round->refused.load()) round->answered(true);
+    };
+    if (!workers_->queue(q).push(0, std::move(job))) {
+      if (!round->refused.exchange(true)) round->answered(false);
+      round->left.fetch_sub(1);
+    }
+  }
 }
 
 // --- inference, chains, streams ---------------------------------------------------------------------------------------

@@ -71,6 +71,7 @@ def main():
             check("libc6" in depends[name] and "libstdc++6" in depends[name],
                   "%s: shared-library dependencies from dpkg-shlibdeps (%s)" % (name, depends[name][:90]))
         check("libsystemd0" in depends["aisrvd"], "aisrvd depends on libsystemd0")
+        check("libzmq5" in depends["aisrvd"], "aisrvd depends on libzmq5 (--frigate)")
         check("libturbojpeg0" in depends["aisrv-tools"] and "libpng16-16" in depends["aisrv-tools"],
               "aisrv-tools depends on the picture decoders")
         check(re.search(r"libaisrv-client0 \(= [^)]+\)", depends["libaisrv-dev"]) is not None and
@@ -121,6 +122,7 @@ def main():
         unit = open(os.path.join(root, "usr/lib/systemd/system/aisrvd.service")).read()
         check("Type=notify" in unit and "NoNewPrivileges=yes" in unit and "DeviceAllow=" in unit,
               "the unit is Type=notify and hardened")
+        check(re.search(r"^WatchdogSec=[1-9]", unit, re.M) is not None, "the unit has a watchdog (WatchdogSec=)")
         exec_start = shlex.split(re.search(r"^ExecStart=(.*)$", unit, re.M).group(1))
         sock_unit = open(os.path.join(root, "usr/lib/systemd/system/aisrvd.socket")).read()
         check("ListenStream=/run/aisrv/aisrv.sock" in sock_unit, "the socket unit listens on /run/aisrv/aisrv.sock")

@@ -44,6 +44,10 @@ int main(int argc, char** argv) {
   app.add_option("--io-threads", io_threads);
   std::vector<std::string> sensor_args;
   app.add_option("--sensor", sensor_args, "N=PATH: raw frames for engine N's START_ACQUIRE_* (as aisrvd)");
+  std::string metrics;
+  double metrics_timeout_s = 10;
+  app.add_option("--metrics", metrics, "tcp:HOST:PORT: /metrics, /healthz, /readyz (as aisrvd)");
+  app.add_option("--metrics-timeout", metrics_timeout_s);
   CLI11_PARSE(app, argc, argv);
   if (listen.empty() && usb_ffs.empty() && spi.empty()) {
     std::fprintf(stderr, "aisrv_test_server: give --listen, --usb-ffs and/or --spi\n");
@@ -91,5 +95,7 @@ int main(int argc, char** argv) {
   auto sensors = daemon::parse_engine_map(sensor_args, "--sensor", "0=/run/frames.raw");
   if (!sensors) return 2;
   options.sensors = *sensors;
+  options.metrics = metrics;
+  options.metrics_http.timeout = std::chrono::milliseconds(static_cast<int64_t>(metrics_timeout_s * 1000));
   return daemon::serve(options, std::move(backends), logger);
 }

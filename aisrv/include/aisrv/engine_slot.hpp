@@ -30,6 +30,7 @@
 namespace aisrv::server {
 
 class Session;
+struct EngineMetrics;
 
 class EngineSlot {
  public:
@@ -67,6 +68,19 @@ class EngineSlot {
   // Counters for GET_SERVER_STATS; `epoch` is the server's start (last_end_ns is measured from it). The queue depth
   // is the server's to fill in.
   protocol::EngineStats stats(std::chrono::steady_clock::time_point epoch) const;
+
+  // Monitoring (aisrv/server_metrics.hpp): completed inferences' compute times go to `metrics` (not owned; it outlives
+  // the slot). Set once before the engine serves.
+  void attach_metrics(EngineMetrics* metrics) { metrics_ = metrics; }
+  // Inferences that infer() and infer_call() (a request's own inference, not a chain's) completed, and the compute
+  // time of the last of them. Read in the engine's turn (the server's queue for this engine), they tell which request
+  // ran an inference and how long it computed.
+  uint64_t request_inferences() const { return request_inferences_.load(); }
+  uint64_t last_request_compute_ns() const { return last_request_compute_ns_.load(); }
+  // Why the engine is failing: the message of the last inference when it failed (ERROR_INFER_ERR: the device went
+  // away, the runtime refused…); nothing when the last inference completed or was cancelled, or since a model load
+  // or unload. Lock-free when the engine is not failing.
+  std::optional<std::string> failure() const;
 
   // Lock-free: BUSY / SENSING.
   uint32_t state_bits() const { return state_bits_.load(); }
@@ -106,6 +120,9 @@ class EngineSlot {
   void drive_gpio_locked(const LoadedModel& m);
   // The last completed inference's times, for stats(); mu_ held.
   void note_done_locked(const protocol::TimingRecord& timing);
+  // A request's own inference completed with this compute time (request_inferences()).
+  void note_request_inference(uint64_t compute_ns);
+  void set_failure(std::optional<std::string> why);
 
   const uint32_t number_;
   const std::unique_ptr<engine::InferenceBackend> backend_;
@@ -121,6 +138,11 @@ class EngineSlot {
   std::atomic<uint64_t> last_compute_ns_{0}, last_queue_ns_{0}, last_total_ns_{0};
   std::atomic<std::chrono::steady_clock::rep> last_end_{0};  // steady_clock ticks; 0: none yet
   std::atomic<AcquireMode> mode_{AcquireMode::idle};
+  EngineMetrics* metrics_ = nullptr;
+  std::atomic<uint64_t> request_inferences_{0}, last_request_compute_ns_{0};
+  std::atomic<bool> failing_{false};
+  mutable std::mutex failure_mu_;  // failure_
+  std::string failure_;
   std::unique_ptr<FrameSource> sensor_;
   std::unique_ptr<I2cBus> i2c_;
   std::unique_ptr<OutputGpio> gpio_;

@@ -34,6 +34,7 @@
 #include "aisrv/gpio_lines.hpp"
 #include "aisrv/i2c_bus.hpp"
 #include "aisrv/protocol/protocol.hpp"
+#include "aisrv/server_metrics.hpp"
 #include "aisrv/session.hpp"
 
 namespace spdlog {
@@ -63,7 +64,8 @@ struct SensorConfig {
 struct AccessOptions {
   // Unix peers: without a group every peer that can open the socket is admin; with one, admins are root, the
   // daemon's own user and members of this group, the rest are users. TCP peers without a token: admin without a
-  // group, else users (a TCP peer has no credentials). USB, SPI and in-process peers are admin.
+  // group, else users (a TCP peer has no credentials). USB, SPI and in-process peers are admin; Frigate's detector
+  // connections (transport "frigate") are users.
   std::optional<uint32_t> admin_gid;
   // When set, a TCP session may only HELLO / GET_VERSION / GET_ID / AUTH until it sent this token; it is then admin.
   std::string token;
@@ -97,6 +99,10 @@ class Server {
   size_t session_count() const;
   // GET_SERVER_STATS: uptime, sessions, every engine's counters and queue depth.
   protocol::ServerStats stats() const;
+  // Monitoring instruments (latency histograms, answers by status, sessions and bytes by transport); the daemon's
+  // metrics page renders them with stats().
+  ServerMetrics& metrics() { return *metrics_; }
+  const ServerMetrics& metrics() const { return *metrics_; }
 
   // --- requests ----------------------------------------------------------------------------------------------------
   void handle(Session& session, const protocol::Request& request, protocol::Response& response);
@@ -117,6 +123,10 @@ class Server {
   void cancel_running();
   // Waits until no engine runs or queues anything; true when that happened before the deadline.
   bool wait_idle(std::chrono::steady_clock::time_point deadline);
+  // Liveness: queues a no-op job on every engine's queue and the server's own; `answered(true)` runs (on a worker)
+  // once each of them had its turn, `answered(false)` as soon as one was refused (shutting down). A backend stuck
+  // in an inference keeps its engine's probe from running, so `answered` does not run at all then.
+  void probe_workers(std::function<void(bool)> answered);
 
   // --- engines and server facts --------------------------------------------------------------------------------------
   uint32_t engine_count() const { return static_cast<uint32_t>(engines_.size()); }
@@ -175,6 +185,7 @@ class Server {
   std::chrono::steady_clock::time_point epoch_;
   std::unique_ptr<LogClock> clock_;
   std::unique_ptr<DebugLog> log_;
+  std::unique_ptr<ServerMetrics> metrics_;  // before engines_: the slots record into it
   std::vector<std::unique_ptr<EngineSlot>> engines_;
   std::unique_ptr<CommandTable> commands_;
   std::unique_ptr<Workers> workers_;

@@ -24,6 +24,7 @@ Status get_output(CommandContext& c) {
     // A transport that can send the bytes from where they are takes them; else they are copied into the answer.
     if (c.request.sink && c.request.sink->write(bytes)) {
       c.response.sent = true;
+      c.server.metrics().transport(c.session.peer().transport).response_bytes.fetch_add(bytes.size());
       return;
     }
     c.response.payload.assign(bytes.begin(), bytes.end());
