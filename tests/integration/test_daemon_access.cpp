@@ -251,7 +251,11 @@ TEST_CASE("limits: connections in all and per peer, idle and frame timeouts, rec
   CHECK(aisrv_get_u32(answer) == AISRV_STATUS_ERROR_LIMIT);
   CHECK(closed_by_server(big));
   ::close(big);
-  CHECK(busy->hello().ok());  // the others were never affected
+  // Everyone else is still served. (A new connection: `busy` may have been idle longer than the 0.6 s idle timeout
+  // by now, on a loaded machine, and closed for that — rightly.)
+  auto other = client::Client::connect("unix:" + sock);
+  REQUIRE(other.ok());
+  CHECK(other->hello().ok());
   CHECK(s.stop() == 0);
 }
 
