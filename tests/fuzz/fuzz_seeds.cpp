@@ -1,7 +1,8 @@
 // aisrv fuzz seeds — writes a starting corpus for each fuzz target into DIR/<target>/, made with the protocol's own
 // encoders: a request and a response frame of every command in the table, a valid record for every payload codec,
 // USB command packets, SPI transactions (SYNC, BEGIN/DATA/POLL of a command with a payload), an interpreter session
-// (model upload, inputs, inference, outputs, INFER, flash transfer, AUTH) and a formatted flash store holding a model.
+// (model upload, inputs, inference, outputs, INFER, flash transfer, AUTH), a formatted flash store holding a model,
+// pictures, and Frigate detector messages.
 // The models and HEFs of the shared test data are further seeds, passed to the targets by tools/fuzz directly.
 //   fuzz_seeds DIR
 #include <png.h>
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -247,7 +249,6 @@ int main(int argc, char** argv) {
     store.reset();
     seed("fuzz_flash_store", "store_with_model", dev.bytes());
   }
-  std::printf("fuzz_seeds: %d seeds in %s\n", g_count, g_root.c_str());
   // Pictures for fuzz_image: PNG (grey, RGB), JPEG (4:2:0, grey), a 24-bit BMP and a PPM, 13 x 9 gradients.
   {
     const uint32_t w = 13, h = 9;
@@ -300,5 +301,33 @@ int main(int argc, char** argv) {
     ppm.insert(ppm.end(), rgb.begin(), rgb.end());
     seed("fuzz_image", "rgb.ppm", ppm);
   }
+  // Frigate messages for fuzz_frigate: a part count byte, then each part but the last with a u16 length.
+  {
+    auto message = [](std::initializer_list<std::string> parts) {
+      std::vector<uint8_t> out{static_cast<uint8_t>(parts.size() - 1)};
+      size_t i = 0;
+      for (const std::string& p : parts) {
+        if (++i < parts.size()) {
+          out.push_back(static_cast<uint8_t>(p.size()));
+          out.push_back(static_cast<uint8_t>(p.size() >> 8));
+        }
+        out.insert(out.end(), p.begin(), p.end());
+      }
+      return out;
+    };
+    seed("fuzz_frigate", "detect_4x4",
+         message({R"({"shape": [1, 4, 4, 3], "dtype": "uint8", "model_type": "ssd"})", std::string(48, '\x40')}));
+    seed("fuzz_frigate", "model_request", message({R"({"model_request": true, "model_name": "yolov8n.tflite"})"}));
+    seed("fuzz_frigate", "model_data",
+         message({R"({"model_data": true, "model_name": "m.tflite"})", std::string("TFL3") + std::string(60, '\0')}));
+    std::string boxes;
+    for (const double v : {0.9, 10.0, 20.0, 100.0, 200.0, 0.5, 700.0, -5.0, -10.0, 900.0}) {
+      char b[sizeof v];
+      std::memcpy(b, &v, sizeof v);
+      boxes.append(b, sizeof v);
+    }
+    seed("fuzz_frigate", "rows", message({R"({"shape": [1, 1, 1, 80], "dtype": "uint8"})", boxes}));
+  }
+  std::printf("fuzz_seeds: %d seeds in %s\n", g_count, g_root.c_str());
   return 0;
 }
