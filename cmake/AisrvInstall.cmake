@@ -76,6 +76,8 @@ configure_package_config_file(cmake/aisrvConfig.cmake.in ${PROJECT_BINARY_DIR}/a
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/aisrvConfigVersion.cmake COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/aisrvConfig.cmake ${PROJECT_BINARY_DIR}/aisrvConfigVersion.cmake
         DESTINATION ${AISRV_CMAKE_DIR} COMPONENT development)
+# aisrv-client serves C (the protocol tables, the MCU client's headers) as well as C++, so its Cflags hold no language
+# standard; aisrv (the C++ client) and aisrv-server add -std=c++20, which the C++ headers need.
 foreach(pc aisrv aisrv-client aisrv-server)
   configure_file(cmake/${pc}.pc.in ${PROJECT_BINARY_DIR}/pkgconfig/${pc}.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/pkgconfig/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
@@ -96,7 +98,24 @@ install(FILES ${PROJECT_BINARY_DIR}/dist/aisrvd.service ${AISRV_DIST}/aisrvd.soc
         COMPONENT daemon)
 install(FILES ${AISRV_DIST}/aisrv.sysusers DESTINATION lib/sysusers.d RENAME aisrv.conf COMPONENT daemon)
 install(FILES ${AISRV_DIST}/70-aisrv.rules DESTINATION ${AISRV_UDEV_DIR} COMPONENT daemon)
-install(FILES ${AISRV_DIST}/aisrvd.conf DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/aisrv COMPONENT daemon)
+# The configuration file: in the configured sysconfdir (/etc/aisrv for a /usr install: where the unit and the daemon's
+# default look, AISRV_SYSCONFDIR) when installing into the configured prefix or /usr (the packages); installed into
+# another prefix (`cmake --install build --prefix DIR`), in DIR/etc/aisrv, so that the prefix holds every file.
+if(IS_ABSOLUTE "${CMAKE_INSTALL_SYSCONFDIR}")
+  string(REGEX REPLACE "^/+" "" AISRV_SYSCONF_RELATIVE "${CMAKE_INSTALL_SYSCONFDIR}")
+else()
+  set(AISRV_SYSCONF_RELATIVE "${CMAKE_INSTALL_SYSCONFDIR}")
+endif()
+install(CODE "
+  if(CMAKE_INSTALL_PREFIX STREQUAL \"${CMAKE_INSTALL_PREFIX}\")
+    set(aisrv_conf_dir \"${CMAKE_INSTALL_FULL_SYSCONFDIR}/aisrv\")
+  elseif(CMAKE_INSTALL_PREFIX STREQUAL \"/usr\")
+    set(aisrv_conf_dir \"/etc/aisrv\")
+  else()
+    set(aisrv_conf_dir \"\${CMAKE_INSTALL_PREFIX}/${AISRV_SYSCONF_RELATIVE}/aisrv\")
+  endif()
+  file(INSTALL DESTINATION \"\${aisrv_conf_dir}\" TYPE FILE FILES \"${AISRV_DIST}/aisrvd.conf\")
+" COMPONENT daemon)
 
 # --- documentation, man pages (made from docs/cli.md) and bash completion (from the programs' own parsers) ------------
 # The documentation goes with the development package (/usr/share/doc/libaisrv-dev).

@@ -26,7 +26,13 @@ int exit_code_for(Errc code) {
   }
 }
 
+std::string CliContext::system_target() {
+  if (const char* env = std::getenv("AISRV_SYSTEM_SOCKET"); env && *env) return env;
+  return "unix:/run/aisrv/aisrv.sock";
+}
+
 std::string CliContext::target() const {
+  if (!used_target_.empty()) return used_target_;
   if (!options.connect.empty()) return options.connect;
   if (const char* env = std::getenv("AISRV_CONNECT"); env && *env) return env;
   return protocol::default_socket_target();
@@ -60,7 +66,20 @@ Result<client::Client> CliContext::connect() const {
   if (token_file.empty())
     if (const char* env = std::getenv("AISRV_TOKEN_FILE"); env && *env) token_file = env;
   if (!token_file.empty()) co.token = AISRV_TRY(client::read_token_file(token_file));
-  return client::Client::connect(target(), co);
+  const std::string wanted = target();
+  const std::string system = system_target();
+  const char* env = std::getenv("AISRV_CONNECT");
+  const bool chosen = !options.connect.empty() || (env && *env);
+  struct stat st {};
+  if (chosen || wanted == system || wanted.rfind("unix:", 0) != 0 || ::lstat(wanted.c_str() + 5, &st) == 0)
+    return client::Client::connect(wanted, co);
+  // No daemon of this user's own: the packaged service's socket (docs/cli.md), which is named when it fails too.
+  auto c = client::Client::connect(system, co);
+  if (!c)
+    return make_error(c.error().code, "cannot connect to your own default socket {} (it does not exist) nor to the "
+                      "system socket: {}", wanted, c.error().message);
+  used_target_ = system;
+  return c;
 }
 
 Result<client::Client*> CliContext::client() {

@@ -38,10 +38,16 @@ class CliContext {
   void print_json(const nlohmann::json& j) const;
   int exit_code() const { return exit_code_; }
   void set_exit_code(int code) { exit_code_ = code; }
+  // The server talked to: --connect, else $AISRV_CONNECT, else the default socket (after a connection: the system
+  // socket when the default one did not exist).
   std::string target() const;
+  // The system-wide socket of the packaged aisrvd.socket ($AISRV_SYSTEM_SOCKET overrides it): where a user without a
+  // daemon of their own is served.
+  static std::string system_target();
 
  private:
   std::optional<client::Client> client_;
+  mutable std::string used_target_;  // set when a connection fell back to the system socket
   int exit_code_ = kOk;
 };
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # aisrv install test: `cmake --install` of the build tree into a throw-away root (DESTDIR), then what a user does with
 # it: the files are where GNUInstallDirs puts them (versioned SONAMEs, headers, CMake package, pkg-config files, man
-# pages, completion, units, MCU sources); an application outside the tree builds with find_package(aisrv CONFIG) and
-# with pkg-config, and runs against the installed aisrvd (client library) and in-process (server library).
+# pages, completion, units, MCU sources), and an install with --prefix DIR keeps every file in DIR; an application
+# outside the tree builds with find_package(aisrv CONFIG) and with pkg-config (C with -std=c99 -Werror), and runs
+# against the installed aisrvd (client library) and in-process (server library).
 #   install_test.sh BUILD_DIR SOURCE_DIR "CXX_FLAGS" TESTDATA_DIR
 set -euo pipefail
 build="$1" src="$2" flags="$3" testdata="$4"
@@ -20,6 +21,15 @@ DESTDIR="$root" cmake --install "$build" >"$tmp/install.log" || { cat "$tmp/inst
 prefix="$root$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")"
 libdir="$prefix/$(sed -n 's/^CMAKE_INSTALL_LIBDIR:PATH=//p' "$build/CMakeCache.txt")"
 echo "installed into $prefix ($(find "$root" -type f | wc -l) files)"
+
+# `cmake --install --prefix DIR` puts every file under DIR (the configuration file too); a DESTDIR catches what would
+# escape, so that a failure writes nothing into the real /etc
+guard="$tmp/guard" other="$tmp/other-prefix"
+DESTDIR="$guard" cmake --install "$build" --prefix "$other" >"$tmp/install-prefix.log" ||
+  { cat "$tmp/install-prefix.log"; fail "cmake --install --prefix"; }
+outside=$(find "$guard" ! -type d | grep -v "^$guard$other/" || true)
+[ -z "$outside" ] || fail "cmake --install --prefix $other wrote outside the prefix: ${outside//$guard/}"
+[ -f "$guard$other/etc/aisrv/aisrvd.conf" ] || fail "cmake --install --prefix $other: no etc/aisrv/aisrvd.conf in it"
 
 # --- what is where -------------------------------------------------------------------------------------------------
 for f in sbin/aisrvd bin/aisrv include/aisrv/client/client.hpp include/aisrv/phy/aisrv_local.h \
@@ -61,7 +71,10 @@ pkg-config --exists aisrv aisrv-client aisrv-server || fail "pkg-config does not
 # shellcheck disable=SC2046
 c++ $flags "$consumer/remote_app.cpp" -o "$tmp/pc-remote-app" $(pkg-config --cflags --libs aisrv) || fail "build (pkg-config, C++)"
 # shellcheck disable=SC2046
-cc $flags "$consumer/pkgconfig_app.c" -o "$tmp/pc-c-app" $(pkg-config --cflags-only-I --libs aisrv-client) || fail "build (pkg-config, C)"
+cc $flags -std=c99 -Werror "$consumer/pkgconfig_app.c" -o "$tmp/pc-c-app" $(pkg-config --cflags --libs aisrv-client) ||
+  fail "build (pkg-config, C, -std=c99 -Werror: aisrv-client's Cflags are for C compilers too)"
+case " $(pkg-config --cflags aisrv-client) " in *" -std="*) fail "aisrv-client.pc passes a language standard to C";; esac
+case " $(pkg-config --cflags aisrv) " in *" -std=c++20 "*) ;; *) fail "aisrv.pc does not give C++ -std=c++20";; esac
 echo "built: CMake (aisrv::client, aisrv::local) and pkg-config (aisrv, aisrv-client) consumers"
 
 export LD_LIBRARY_PATH="$libdir"

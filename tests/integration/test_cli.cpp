@@ -3,6 +3,9 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -149,6 +152,35 @@ TEST_CASE("exit codes: 1 server error, 2 usage, 3 cannot connect; JSON errors") 
   // AISRV_CONNECT sets the default target
   r = run({AISRV_CLI, "id"}, std::chrono::seconds(30), {"AISRV_CONNECT=" + f.unix_target});
   CHECK(r.exit_code == 0);
+  CHECK(f.server.stop() == 0);
+}
+
+TEST_CASE("without --connect, a user with no daemon of their own is served by the system socket") {
+  Fixture f;
+  test::TempDir runtime;  // $XDG_RUNTIME_DIR without an aisrv socket: the user's own default socket does not exist
+  std::vector<std::string> cmd;
+  if (::geteuid() == 0) {  // root's default socket is the system one: run the CLI as another user
+    if (::access("/usr/bin/setpriv", X_OK) != 0) {
+      MESSAGE("root without /usr/bin/setpriv to run the CLI as uid 65534; skipped");
+      return;
+    }
+    cmd = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+    REQUIRE(::chmod(f.dir.path().c_str(), 0755) == 0);
+    REQUIRE(::chmod(f.sock.c_str(), 0666) == 0);
+    REQUIRE(::chmod(runtime.path().c_str(), 0777) == 0);
+  }
+  cmd.insert(cmd.end(), {AISRV_CLI, "id"});
+  const std::string runtime_env = "XDG_RUNTIME_DIR=" + runtime.path().string();
+  // $AISRV_SYSTEM_SOCKET stands in for /run/aisrv/aisrv.sock
+  auto r = run(cmd, std::chrono::seconds(30), {"AISRV_CONNECT=", runtime_env, "AISRV_SYSTEM_SOCKET=" + f.unix_target});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  // neither there: the error names both sockets tried
+  const std::string missing = "unix:" + f.dir.file("no-system.sock");
+  r = run(cmd, std::chrono::seconds(30), {"AISRV_CONNECT=", runtime_env, "AISRV_SYSTEM_SOCKET=" + missing});
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find(runtime.file("aisrv/aisrv.sock")) != std::string::npos);
+  CHECK(r.err.find(missing) != std::string::npos);
   CHECK(f.server.stop() == 0);
 }
 

@@ -7,7 +7,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Union
 from . import _protocol as P
 from . import codec
 from .errors import IncompatibleServer, ServerError, TransportError
-from .transport import default_target, open_transport
+from .transport import default_target, open_transport, system_target
 
 try:  # NumPy is what users pass tensors as; the wire code works without it (bytes in, bytes out).
     import numpy as np
@@ -15,21 +15,17 @@ except ImportError:  # pragma: no cover
     np = None
 
 OP = {name: value for name, (value, _) in P.COMMANDS.items()}
-_NUMPY_DTYPES = {"float32": "<f4", "int8": "i1", "uint8": "u1", "int16": "<i2", "uint16": "<u2", "int32": "<i4",
-                 "int64": "<i8", "boolean": "?", "float16": "<f2"}
-_DTYPE_NAME = {code: name for name, code in P.DTYPES.items()}
-
 Progress = Callable[[int, int], None]
 
 
 def numpy_dtype(t: codec.TensorInfo):
-    """The NumPy dtype of a tensor of the tensor-info record."""
+    """The NumPy dtype of a tensor of the tensor-info record (what `t.dtype` holds)."""
     if np is None:
         raise RuntimeError("NumPy is needed for arrays (Debian: python3-numpy)")
-    name = _DTYPE_NAME.get(t.dtype, "unknown")
-    if name not in _NUMPY_DTYPES:
+    name = getattr(t, "dtype_name", None) or codec.DTYPE_NAMES.get(codec.dtype_code(t.dtype), "unknown")
+    if name not in codec.NUMPY_DTYPES:
         raise ValueError("tensor '%s' has an element type NumPy cannot hold (%s)" % (t.name, name))
-    return np.dtype(_NUMPY_DTYPES[name])
+    return np.dtype(codec.NUMPY_DTYPES[name])
 
 
 def quantize(values, t: codec.TensorInfo):
@@ -64,6 +60,67 @@ def dequantize(array, t: codec.TensorInfo):
     return ((a.astype(np.float32) - zp) * scale).astype(np.float32)
 
 
+def _shape_fits(given, expected) -> bool:
+    """The array's shape is the tensor's (negative dimensions match any size), leading 1s (a batch of one) aside."""
+    g, e = list(given), list(expected)
+    while g and g[0] == 1 and len(g) > len(e):
+        g.pop(0)
+    while e and e[0] == 1 and len(e) > len(g):
+        e.pop(0)
+    return len(g) == len(e) and all(x < 0 or x == y for x, y in zip(e, g))
+
+
+def input_bytes(t: codec.TensorInfo, index: int, value) -> bytes:
+    """An input's value as the bytes SET_INPUT_TENSOR / INFER send, checked against the tensor's shape and dtype
+    (docs/python.md, *Inputs*): refuses with ValueError naming the input, what it takes and what was given."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    dt = numpy_dtype(t)
+    a = np.asarray(value)
+    what = "input %d '%s' takes %s %s" % (index, t.name, t.dtype_name, list(t.shape))
+    given = "%s %s" % (a.dtype, list(a.shape))
+    count = int(np.prod(t.shape)) if t.shape and min(t.shape) >= 0 else None
+    flat = a.ndim == 1 and count is not None and a.size == count  # flat data, as np.fromfile reads it
+    if not flat and not _shape_fits(a.shape, t.shape):
+        raise ValueError("%s; got %s (wrong shape)" % (what, given))
+    if a.dtype != dt:
+        if a.dtype.kind not in "biuf" or dt.kind not in "biuf":
+            raise ValueError("%s; got %s (wrong dtype)" % (what, given))
+        if a.dtype.kind == "f" and dt.kind in "iu" and t.scale:
+            a = _quantize_real(a, t, what, given)  # real values into a quantized input
+        elif dt.kind != "f":
+            converted = a.astype(dt)
+            if not np.array_equal(converted, a):  # would wrap, truncate or round: a different input
+                raise ValueError("%s; got %s whose values %s..%s do not fit %s (wrong dtype)"
+                                 % (what, given, a.min(), a.max(), t.dtype_name))
+            a = converted
+        else:
+            a = a.astype(dt)
+    if a.nbytes != t.bytes:
+        raise ValueError("%s (%d bytes); got %s (%d bytes)" % (what, t.bytes, given, a.nbytes))
+    return a.tobytes()
+
+
+def _quantize_real(a, t: codec.TensorInfo, what: str, given: str):
+    """Real values quantized with the input's parameters, refused when some lie more than a quantization step outside
+    what the input represents: float 0..255 pixel values for a uint8 input scaled to 0..1 are a picture given in the
+    wrong type, and saturating them would answer for a different picture."""
+    if a.size and not np.all(np.isfinite(a)):
+        raise ValueError("%s; got %s holding NaN or infinite values" % (what, given))
+    q = quantize(a, t)
+    step = float(np.max(np.abs(np.asarray(t.scale, dtype=np.float64))))
+    if a.size and np.max(np.abs(dequantize(q, t).astype(np.float64) - a.astype(np.float64))) > step:
+        info = np.iinfo(q.dtype)
+        span = ""
+        if len(t.scale) == 1:
+            zp, scale = t.zero_point[0], t.scale[0]
+            span = " %.6g..%.6g" % ((info.min - zp) * scale, (info.max - zp) * scale)
+        raise ValueError("%s (quantized: real values%s); got %s with values %.6g..%.6g, outside what the input "
+                         "represents: pass %s data as a %s array, or real values in its range"
+                         % (what, span, given, float(a.min()), float(a.max()), t.dtype_name, t.dtype_name))
+    return q
+
+
 def read_token_file(path: str) -> bytes:
     with open(path, "rb") as f:
         token = f.read(P.MAX_TOKEN + 2).rstrip(b"\r\n")
@@ -80,14 +137,25 @@ class Client:
     ...     scores = c.infer({0: image})[0]
 
     `target`: unix:PATH, tcp:HOST:PORT, tcp:PORT, usb[:VID:PID[:SERIAL]]; default $AISRV_CONNECT, else the daemon's
-    default socket. `token`: the server's shared secret (TCP to an aisrvd --token-file); default from the file
+    default socket, else (when that does not exist) the system socket /run/aisrv/aisrv.sock ($AISRV_SYSTEM_SOCKET).
+    `token`: the server's shared secret (TCP to an aisrvd --token-file); default from the file
     $AISRV_TOKEN_FILE names."""
 
     def __init__(self, target: Optional[str] = None, timeout: float = 10.0, token: Union[bytes, str, None] = None,
                  fetch_error_details: bool = True):
-        self.target = target or os.environ.get("AISRV_CONNECT") or default_target()
+        chosen = target or os.environ.get("AISRV_CONNECT")
+        self.target = chosen or default_target()
         self.fetch_error_details = fetch_error_details
-        self.transport = open_transport(self.target, timeout)
+        system = system_target()
+        if chosen or self.target == system or not self.target.startswith("unix:") or os.path.lexists(self.target[5:]):
+            self.transport = open_transport(self.target, timeout)
+        else:  # no daemon of this user's own: the packaged service's socket, named when it fails too
+            try:
+                self.transport = open_transport(system, timeout)
+            except TransportError as e:
+                raise TransportError("cannot connect to your own default socket %s (it does not exist) nor to the "
+                                     "system socket: %s" % (self.target, e)) from e
+            self.target = system
         self._tensors: Dict[int, codec.ModelTensors] = {}
         try:
             self.version = codec.decode_version(self.call(OP["GET_VERSION"]))
@@ -206,18 +274,7 @@ class Client:
     def _input_bytes(self, engine: int, index: int, value) -> bytes:
         if isinstance(value, (bytes, bytearray, memoryview)):
             return bytes(value)
-        t = self.tensor_info(engine).inputs[index]
-        dt = numpy_dtype(t)
-        a = np.asarray(value)
-        if a.dtype != dt:
-            if a.dtype.kind == "f" and dt.kind in "iu" and t.scale:
-                a = quantize(a, t)  # real values into a quantized input
-            else:
-                a = a.astype(dt)
-        if a.nbytes != t.bytes:
-            raise ValueError("input %d '%s' takes %d bytes (%s %s), got %d" % (index, t.name, t.bytes,
-                             _DTYPE_NAME.get(t.dtype), t.shape, a.nbytes))
-        return a.tobytes()
+        return input_bytes(self.tensor_info(engine).inputs[index], index, value)
 
     def _output_array(self, engine: int, index: int, data: bytes, dequantized: bool):
         if np is None:

@@ -6,6 +6,11 @@ from typing import List, Optional, Sequence
 
 from . import _protocol as P
 
+try:  # NumPy gives tensor element types as numpy.dtype; the codecs work without it (types then are names)
+    import numpy as _np
+except ImportError:  # pragma: no cover
+    _np = None
+
 
 class DecodeError(ValueError):
     """A payload that does not decode (truncated, trailing bytes, counts above the limits)."""
@@ -91,15 +96,54 @@ def compatible(v: Version, our_major=P.PROTOCOL_MAJOR, our_min=P.PROTOCOL_MIN_MA
             % (v.major, v.minor, peer_min, v.major, our_min, our_major, "client" if v.major > our_major else "server"))
 
 
+DTYPE_NAMES = {code: name for name, code in P.DTYPES.items()}
+NUMPY_DTYPES = {"float32": "<f4", "int8": "i1", "uint8": "u1", "int16": "<i2", "uint16": "<u2", "int32": "<i4",
+                "int64": "<i8", "boolean": "?", "float16": "<f2"}
+
+
+def dtype_code(dtype) -> int:
+    """The wire code (P.DTYPES) of an element type given as a wire code, a name ("int8") or a NumPy dtype; 255
+    (unknown) for anything else."""
+    if isinstance(dtype, str) and dtype in P.DTYPES:
+        return P.DTYPES[dtype]
+    if isinstance(dtype, int):
+        return int(dtype)
+    if _np is not None:
+        if isinstance(dtype, _np.integer):
+            return int(dtype)
+        try:
+            dt = _np.dtype(dtype)
+        except TypeError:
+            return P.DTYPES["unknown"]
+        for name, code in NUMPY_DTYPES.items():
+            if _np.dtype(code) == dt:
+                return P.DTYPES[name]
+    return P.DTYPES["unknown"]
+
+
 @dataclass
 class TensorInfo:
+    """One tensor of GET_TENSOR_INFO. `dtype` is the element type as a NumPy dtype (`numpy.dtype('int8')`), or its
+    name (a str) when NumPy is not installed or cannot hold the type ("unknown"); `dtype_code` is the wire code
+    (`_protocol.DTYPES`) and `dtype_name` its name ("int8"). The constructor takes the type as a wire code, a name or
+    a NumPy dtype."""
     name: str
-    dtype: int
+    dtype: object
     shape: List[int]
     bytes: int
     quant_axis: int = -1
     scale: List[float] = field(default_factory=list)
     zero_point: List[int] = field(default_factory=list)
+    dtype_code: int = field(init=False, repr=False, compare=False, default=255)
+
+    def __post_init__(self):
+        self.dtype_code = dtype_code(self.dtype)
+        name = self.dtype_name
+        self.dtype = _np.dtype(NUMPY_DTYPES[name]) if _np is not None and name in NUMPY_DTYPES else name
+
+    @property
+    def dtype_name(self) -> str:
+        return DTYPE_NAMES.get(self.dtype_code, "unknown")
 
 
 @dataclass

@@ -22,6 +22,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _protocol as P
+from . import codec
 from .errors import AisrvError
 
 TASKS = ("classification", "detection", "segmentation", "pose")
@@ -267,7 +268,10 @@ _UPPER = {"boolean": "BOOL"}
 
 
 def _dtype(t) -> str:
-    return t.dtype if isinstance(t.dtype, str) else _DTYPE_NAME.get(t.dtype, "unknown")
+    name = getattr(t, "dtype_name", None)
+    if name is not None:
+        return name
+    return t.dtype if isinstance(t.dtype, str) else _DTYPE_NAME.get(codec.dtype_code(t.dtype), "unknown")
 
 
 def _shape_text(shape) -> str:

@@ -36,6 +36,12 @@ def default_target() -> str:
     return "unix:/tmp/aisrv-%d/aisrv.sock" % os.geteuid()
 
 
+def system_target() -> str:
+    """The system-wide socket of the packaged aisrvd.socket, where a user without a daemon of their own is served:
+    unix:/run/aisrv/aisrv.sock, or $AISRV_SYSTEM_SOCKET."""
+    return os.environ.get("AISRV_SYSTEM_SOCKET") or "unix:/run/aisrv/aisrv.sock"
+
+
 class SocketTransport:
     """unix:PATH, tcp:HOST:PORT, tcp:PORT (loopback), tcp:[IPv6]:PORT."""
 

@@ -14,6 +14,7 @@ import aisrv
 from aisrv import _protocol as P
 from aisrv import codec
 from aisrv._xxh64 import xxh64
+from aisrv.client import input_bytes
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "../../.."))
 
@@ -113,6 +114,59 @@ class Quantization(unittest.TestCase):
         t = codec.TensorInfo("w", P.DTYPES["uint8"], [2, 2], 4, 0, [1.0, 0.5], [0, 10])
         q = aisrv.quantize(np.array([[1.0, 2.0], [1.0, 2.0]]), t)
         self.assertEqual(q.tolist(), [[1, 2], [12, 14]])
+
+
+class TensorTypes(unittest.TestCase):
+    def test_dtypes_are_numpy_dtypes(self):
+        t = codec.decode_tensor_info(codec.str8("tflite") + struct.pack("<IIBB", 0, 0, 1, 0) +
+                                     tensor_record(dtype=P.DTYPES["int8"])).inputs[0]
+        self.assertEqual(t.dtype, np.dtype(np.int8))
+        self.assertEqual((t.dtype_code, t.dtype_name), (P.DTYPES["int8"], "int8"))
+        self.assertEqual(aisrv.numpy_dtype(t), np.int8)
+        # the type given as a wire code (as before), a name or a NumPy dtype is the same tensor
+        for given in (P.DTYPES["int8"], "int8", np.int8, np.dtype("i1")):
+            self.assertEqual(codec.TensorInfo("in", given, [1, 4], 4, -1, [0.5], [3]), t)
+        unknown = codec.TensorInfo("u", P.DTYPES["unknown"], [1], 1)
+        self.assertEqual((unknown.dtype, unknown.dtype_name), ("unknown", "unknown"))
+
+
+class InputChecks(unittest.TestCase):
+    """What Client.infer / set_input send for an input: checked against the tensor's shape and dtype first."""
+    picture = codec.TensorInfo("image", P.DTYPES["uint8"], [1, 4, 4, 3], 48, -1, [1 / 128], [128])
+
+    def refused(self, t, value, *words):
+        with self.assertRaises(ValueError) as e:
+            input_bytes(t, 0, value)
+        for w in ("input 0 '%s'" % t.name,) + words:
+            self.assertIn(w, str(e.exception))
+
+    def test_a_float_picture_of_pixel_values_is_refused(self):
+        pixels = np.arange(48, dtype=np.uint8).reshape(1, 4, 4, 3) * 5
+        self.assertEqual(input_bytes(self.picture, 0, pixels), pixels.tobytes())
+        self.refused(self.picture, pixels.astype(np.float32), "uint8 [1, 4, 4, 3]", "float32 [1, 4, 4, 3]",
+                     "-1..0.992188", "0..235")
+        # real values in the input's range are still quantized with its scale and zero point
+        real = (pixels.astype(np.float32) - 128) / 128
+        self.assertEqual(input_bytes(self.picture, 0, real), pixels.tobytes())
+        self.refused(self.picture, np.full((1, 4, 4, 3), np.nan, np.float32), "NaN")
+
+    def test_shape_and_dtype_are_checked(self):
+        self.refused(self.picture, np.zeros((1, 4, 3, 4), np.uint8), "uint8 [1, 4, 4, 3]", "uint8 [1, 4, 3, 4]",
+                     "wrong shape")
+        self.refused(self.picture, np.zeros((1, 48), np.uint8), "wrong shape")
+        self.refused(self.picture, np.full((1, 4, 4, 3), 200, np.int64) + 100, "int64", "do not fit uint8")
+        self.refused(self.picture, np.full((1, 4, 4, 3), 1.5, np.float16).astype(np.complex64), "wrong dtype")
+        # accepted: no batch dimension, flat data of the element count (np.fromfile), lossless integer types, bytes
+        want = np.full((1, 4, 4, 3), 7, np.uint8).tobytes()
+        self.assertEqual(input_bytes(self.picture, 0, np.full((4, 4, 3), 7, np.uint8)), want)
+        self.assertEqual(input_bytes(self.picture, 0, np.full(48, 7, np.uint8)), want)
+        self.assertEqual(input_bytes(self.picture, 0, np.full((1, 4, 4, 3), 7, np.int64)), want)
+        self.assertEqual(input_bytes(self.picture, 0, b"\x07" * 5), b"\x07" * 5)  # raw bytes: the server checks
+        plain = codec.TensorInfo("ids", P.DTYPES["int32"], [1, 3], 12)
+        self.assertEqual(input_bytes(plain, 0, [[1, 2, 3]]), np.array([1, 2, 3], "<i4").tobytes())
+        self.refused(plain, np.array([[1.5, 2, 3]]), "float64", "do not fit int32")
+        floats = codec.TensorInfo("x", P.DTYPES["float32"], [1, 2], 8)
+        self.assertEqual(input_bytes(floats, 0, [[0.5, 255]]), np.array([0.5, 255], "<f4").tobytes())
 
 
 class Xxh64(unittest.TestCase):

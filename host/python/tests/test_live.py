@@ -74,6 +74,12 @@ class LiveDaemon(unittest.TestCase):
             out = c.infer({0: self.read(CAT).reshape(1, 128, 128, 3)}, engine=1)[0]
             np.testing.assert_array_equal(out.ravel(), self.read(CAT_OUT))
             self.assertEqual(int(np.argmax(out)), 283)  # tiger cat (libcoral's expectation)
+            self.assertEqual(c.tensor_info(1).inputs[0].dtype, np.uint8)
+            # the same picture as float32 0..255 values would saturate into a different picture: refused, not sent
+            with self.assertRaises(ValueError) as e:
+                c.infer({0: self.read(CAT).reshape(1, 128, 128, 3).astype(np.float32)}, engine=1)
+            for words in ("input 0 'input' takes uint8 [1, 128, 128, 3]", "got float32 [1, 128, 128, 3]"):
+                self.assertIn(words, str(e.exception))
             # What people read: the decoder with the labels the model carries (GET_MODEL_METADATA).
             model = aisrv.results.describe(c, 1)
             self.assertTrue(dict(model.metadata)["labels"].startswith("background\ntench"))
@@ -126,6 +132,24 @@ class LiveDaemon(unittest.TestCase):
             self.assertEqual(after.engines[0].inferences, before + 1)
             self.assertEqual(after.engines[0].kind, "cpu")
             self.assertGreater(after.engines[0].last_compute_ns, 0)
+
+    def test_without_a_default_socket_the_system_socket_serves(self):
+        """A user with no daemon of their own (their default socket missing) is served by the system socket
+        ($AISRV_SYSTEM_SOCKET stands in for /run/aisrv/aisrv.sock); when neither is there both are named."""
+        from unittest import mock
+        own = "unix:" + os.path.join(os.path.dirname(self.server.socket), "no-own.sock")
+        with mock.patch("aisrv.client.default_target", return_value=own), \
+                mock.patch.dict(os.environ, {"AISRV_SYSTEM_SOCKET": self.server.target}):
+            os.environ.pop("AISRV_CONNECT", None)
+            with aisrv.connect() as c:
+                self.assertEqual(c.target, self.server.target)
+                self.assertEqual(c.session_info().transport, "unix")
+            missing = own.replace("no-own", "no-system")
+            os.environ["AISRV_SYSTEM_SOCKET"] = missing
+            with self.assertRaises(aisrv.TransportError) as e:
+                aisrv.connect()
+            self.assertIn(own, str(e.exception))
+            self.assertIn(missing, str(e.exception))
 
     def test_model_store_round_trip(self):
         with open(testdata(PERSON), "rb") as f:
