@@ -453,7 +453,30 @@ class FrigateEndpoint::Impl {
     // real = (pixel - mean) / std: the endpoint's options, else what the model's metadata says its exporter fed
     // (Ultralytics: 0 and 255), else none (image_to_tensor's rules: uint8 as is, int8 pixel - 128, float pixel / 255).
     std::vector<float> mean, std;
+    // For an NHWC input that is not fed raw (float, or mean/std): the input bytes of each pixel value 0..255 in each
+    // channel, element after element (`element` bytes each), made by image_to_tensor itself (see value_table).
+    std::vector<uint8_t> table;
+    size_t element = 0;
   };
+
+  // image_to_tensor's bytes for every pixel value, by channel: a picture at the input's size (no resampling) whose
+  // pixel k holds value k % 256 in every channel, converted once per model. A detection's pixels are then looked up
+  // (a 640x640 picture: a table lookup per byte instead of a float conversion).
+  static Result<void> value_table(const protocol::TensorInfo& in0, const image::InputGeometry& g, Prepared& p) {
+    const size_t plane = static_cast<size_t>(g.width) * g.height;
+    if (g.layout != image::Layout::nhwc || g.channels != 3 || plane < 256) return {};
+    image::Image ramp{g.width, g.height, 3, std::vector<uint8_t>(plane * 3)};
+    for (size_t k = 0; k < plane; ++k)
+      for (size_t c = 0; c < 3; ++c) ramp.pixels[k * 3 + c] = static_cast<uint8_t>(k % 256);
+    image::Preprocess pre;
+    pre.mean = p.mean;
+    pre.std = p.std;
+    auto bytes = image::image_to_tensor(ramp, in0, pre);
+    if (!bytes) return bytes.error();
+    p.element = protocol::dtype_size(in0.dtype);
+    p.table.assign(bytes->begin(), bytes->begin() + static_cast<std::ptrdiff_t>(256 * 3 * p.element));
+    return {};
+  }
 
   // A number of the model's metadata (preprocess.mean / preprocess.std), if it has a usable one.
   static std::optional<float> metadata_number(const server::LoadedModel& m, std::string_view key) {
@@ -488,6 +511,9 @@ class FrigateEndpoint::Impl {
         p.std = {stdev && *stdev != 0 ? *stdev : 1.0f};
       }
     }
+    const bool raw = p.mean.empty() && p.std.empty() && (m.info.inputs[0].dtype == protocol::DType::uint8 ||
+                                                          m.info.inputs[0].dtype == protocol::DType::int8);
+    if (!raw) AISRV_TRY(value_table(m.info.inputs[0], p.geometry, p));
     prepared_ = std::move(p);
     return &prepared_;
   }
@@ -536,6 +562,12 @@ class FrigateEndpoint::Impl {
     } else if (plain && in0.dtype == protocol::DType::int8) {
       converted_.resize(q.pixels.size());
       for (size_t i = 0; i < q.pixels.size(); ++i) converted_[i] = q.pixels[i] ^ 0x80;  // pixel - 128
+      input = converted_;
+    } else if (!p.table.empty()) {
+      const size_t e = p.element;
+      converted_.resize(q.pixels.size() * e);
+      for (size_t i = 0; i < q.pixels.size(); ++i)
+        std::memcpy(converted_.data() + i * e, p.table.data() + ((size_t{q.pixels[i]} * 3 + i % 3) * e), e);
       input = converted_;
     } else {
       image::Image picture{q.width, q.height, 3, std::vector<uint8_t>(q.pixels.begin(), q.pixels.end())};
