@@ -9,24 +9,6 @@
 
 namespace aisrv::engine::cpu {
 
-namespace {
-
-// TFLite's CalculateActivationRange<float>. TANH and SIGN_BIT have no clamp form; TFLite silently ignores them, we
-// refuse them rather than run a model whose activation we skip.
-Result<void> float_activation(const PrepareContext& ctx, Activation act, float& lo, float& hi) {
-  lo = std::numeric_limits<float>::lowest();
-  hi = std::numeric_limits<float>::max();
-  switch (act) {
-    case Activation::none: return {};
-    case Activation::relu: lo = 0.0f; return {};
-    case Activation::relu6: lo = 0.0f; hi = 6.0f; return {};
-    case Activation::relu_n1_to_1: lo = -1.0f; hi = 1.0f; return {};
-    default: return ctx.error("fused activation {} is not supported", static_cast<int>(act));
-  }
-}
-
-}  // namespace
-
 Result<OpParams> prepare_average_pool_2d(const PrepareContext& ctx) {
   AISRV_TRY(ctx.check_counts(1, 1, 1));
   const auto& opt = std::get<Pool2DOptions>(ctx.op().options);
@@ -37,29 +19,12 @@ Result<OpParams> prepare_average_pool_2d(const PrepareContext& ctx) {
 
   AveragePool2DParams p;
   p.dtype = in.type;
-  p.input_shape = AISRV_TRY(ctx.dims4(in, "input"));
-  p.output_shape = AISRV_TRY(ctx.dims4(out, "output"));
-  const Dims4 &is = p.input_shape, &os = p.output_shape;
-  if (os.n != is.n || os.c != is.c)
-    return ctx.error("output {}x..x{} does not match input batch {} / channels {}", os.n, os.c, is.n, is.c);
-  p.filter_h = opt.filter_h;
-  p.filter_w = opt.filter_w;
-  p.stride_h = opt.stride_h;
-  p.stride_w = opt.stride_w;
-  const int32_t oh = AISRV_TRY(window_output_size(ctx, opt.padding, is.h, p.filter_h, p.stride_h, 1, "height"));
-  const int32_t ow = AISRV_TRY(window_output_size(ctx, opt.padding, is.w, p.filter_w, p.stride_w, 1, "width"));
-  if (oh != os.h || ow != os.w)
-    return ctx.error("output is {}x{} but the window arithmetic gives {}x{}", os.h, os.w, oh, ow);
-  const AxisPadding ph = window_padding(is.h, p.filter_h, oh, p.stride_h, 1);
-  const AxisPadding pw = window_padding(is.w, p.filter_w, ow, p.stride_w, 1);
-  p.padding = Padding2D{ph.before, pw.before, ph.after, pw.after};
-  // The kernels form out_index * stride - padding in int32 (below the input extent for TFLite's window arithmetic).
-  if (int64_t{os.h - 1} * p.stride_h > std::numeric_limits<int32_t>::max() ||
-      int64_t{os.w - 1} * p.stride_w > std::numeric_limits<int32_t>::max())
-    return ctx.error("strides {}x{} are too large", p.stride_h, p.stride_w);
+  AISRV_TRY(prepare_pool_window(ctx, opt, in, out, p));
 
   if (in.type == DType::float32) {
-    AISRV_TRY(float_activation(ctx, opt.activation, p.float_act_min, p.float_act_max));
+    const FloatActivation act = AISRV_TRY(float_activation_range(ctx, opt.activation));
+    p.float_act_min = act.min;
+    p.float_act_max = act.max;
     p.input = ctx.read_input(0);
     p.output = ctx.write_output();
     return OpParams{std::move(p)};

@@ -225,6 +225,37 @@ template Result<void> prepare_conv_window_and_quantization(const PrepareContext&
 template Result<void> prepare_conv_window_and_quantization(const PrepareContext&, const DepthwiseConv2DOptions&,
                                                            int32_t, DepthwiseConv2DParams&);
 
+template <typename P>
+Result<void> prepare_pool_window(const PrepareContext& ctx, const Pool2DOptions& options, const TensorSpec& in,
+                                 const TensorSpec& out, P& p) {
+  p.input_shape = AISRV_TRY(ctx.dims4(in, "input"));
+  p.output_shape = AISRV_TRY(ctx.dims4(out, "output"));
+  const Dims4 &is = p.input_shape, &os = p.output_shape;
+  if (os.n != is.n || os.c != is.c)
+    return ctx.error("output {}x..x{} does not match input batch {} / channels {}", os.n, os.c, is.n, is.c);
+  p.filter_h = options.filter_h;
+  p.filter_w = options.filter_w;
+  p.stride_h = options.stride_h;
+  p.stride_w = options.stride_w;
+  const int32_t oh = AISRV_TRY(window_output_size(ctx, options.padding, is.h, p.filter_h, p.stride_h, 1, "height"));
+  const int32_t ow = AISRV_TRY(window_output_size(ctx, options.padding, is.w, p.filter_w, p.stride_w, 1, "width"));
+  if (oh != os.h || ow != os.w)
+    return ctx.error("output is {}x{} but the window arithmetic gives {}x{}", os.h, os.w, oh, ow);
+  const AxisPadding ph = window_padding(is.h, p.filter_h, oh, p.stride_h, 1);
+  const AxisPadding pw = window_padding(is.w, p.filter_w, ow, p.stride_w, 1);
+  p.padding = Padding2D{ph.before, pw.before, ph.after, pw.after};
+  // The kernels form out_index * stride - padding in int32 (below the input extent for TFLite's window arithmetic).
+  if (int64_t{os.h - 1} * p.stride_h > std::numeric_limits<int32_t>::max() ||
+      int64_t{os.w - 1} * p.stride_w > std::numeric_limits<int32_t>::max())
+    return ctx.error("strides {}x{} are too large", p.stride_h, p.stride_w);
+  return {};
+}
+
+template Result<void> prepare_pool_window(const PrepareContext&, const Pool2DOptions&, const TensorSpec&,
+                                          const TensorSpec&, AveragePool2DParams&);
+template Result<void> prepare_pool_window(const PrepareContext&, const Pool2DOptions&, const TensorSpec&,
+                                          const TensorSpec&, Pool2DParams&);
+
 Result<FloatActivation> float_activation_range(const PrepareContext& ctx, Activation activation) {
   constexpr float lowest = std::numeric_limits<float>::lowest(), highest = std::numeric_limits<float>::max();
   switch (activation) {

@@ -25,6 +25,13 @@ struct AxisPadding {
 };
 AxisPadding window_padding(int32_t in, int32_t filter, int32_t out, int32_t stride, int32_t dilation);
 
+// The window of AVERAGE_POOL_2D / MAX_POOL_2D / L2_POOL_2D: input and output shapes (4-D, batch and channels equal),
+// filter, strides, TFLite's output size and padding for them, and the int32 bound of out_index * stride. `P` is
+// AveragePool2DParams or Pool2DParams.
+template <typename P>
+Result<void> prepare_pool_window(const PrepareContext& ctx, const Pool2DOptions& options, const TensorSpec& in,
+                                 const TensorSpec& out, P& p);
+
 // Per-output-channel requantization of a conv-like operator.
 struct ChannelRequant {
   std::vector<int32_t> multiplier, shift;
