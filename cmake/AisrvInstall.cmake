@@ -136,7 +136,7 @@ if(AISRV_GO_MD2MAN AND Python3_Interpreter_FOUND)
     add_custom_command(OUTPUT ${out}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/man
       COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/make-man ${PROJECT_SOURCE_DIR}/docs/cli.md ${program}
-              ${section} ${PROJECT_VERSION} ${page}
+              ${section} ${PROJECT_VERSION} ${page} ${CMAKE_INSTALL_FULL_DATADIR}/doc/libaisrv-dev
       COMMAND sh -c "gzip -9n < \"$0\" > \"$1\"" ${page} ${out}
       DEPENDS ${PROJECT_SOURCE_DIR}/docs/cli.md ${PROJECT_SOURCE_DIR}/tools/make-man
       COMMENT "man page ${program}(${section}) from docs/cli.md" VERBATIM)
@@ -148,11 +148,13 @@ else()
   message(WARNING "go-md2man or python3 missing: no man pages (tools/install-deps installs them)")
 endif()
 set(completions)
+# A cross build runs the programs through its emulator, a list ("qemu-aarch64-static;-cpu;max;-L;/"): one shell line.
+string(REPLACE ";" " " completion_runner "${CMAKE_CROSSCOMPILING_EMULATOR}")
 foreach(program aisrv aisrvd)
   set(out ${PROJECT_BINARY_DIR}/completion/${program})
   add_custom_command(OUTPUT ${out}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/completion
-    COMMAND sh -c "${CMAKE_CROSSCOMPILING_EMULATOR} \"$0\" --bash-completion > \"$1\"" $<TARGET_FILE:${program}> ${out}
+    COMMAND sh -c "${completion_runner} \"$0\" --bash-completion > \"$1\"" $<TARGET_FILE:${program}> ${out}
     DEPENDS ${program}
     COMMENT "bash completion of ${program}" VERBATIM)
   list(APPEND completions ${out})

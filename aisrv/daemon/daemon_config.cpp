@@ -92,6 +92,21 @@ Result<uint32_t> parse_group(std::string_view text) {
   return static_cast<uint32_t>(found->gr_gid);
 }
 
+namespace {
+// A gid no process holds: (gid_t)-1 means "unchanged" to setgid()/setgroups() and is never assigned.
+constexpr uint32_t kNoProcessGid = static_cast<uint32_t>(static_cast<gid_t>(-1));
+// A group given by a name that the group database does not know (a number, or a lookup error, is not this case).
+bool group_name_absent(const std::string& text) {
+  uint32_t gid = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), gid);
+  if (ec == std::errc() && ptr == text.data() + text.size()) return false;
+  std::vector<char> buf(16384);
+  group g{};
+  group* found = nullptr;
+  return ::getgrnam_r(text.c_str(), &g, buf.data(), buf.size(), &found) == 0 && found == nullptr;
+}
+}  // namespace
+
 Result<uint32_t> parse_mode(std::string_view text) {
   uint32_t mode = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), mode, 8);
@@ -139,25 +154,40 @@ Result<std::string> read_token_file(const std::string& path) {
 
 void add_client_options(CLI::App& app, ClientOptions& o) {
   app.add_option("--max-connections", o.max_connections,
-                 "Socket connections open at once; more are closed at once with a log line (default 256)")
+                 "Socket connections open at once; more are refused (answered ERROR_LIMIT, logged) (default 256)")
       ->check(CLI::Range(1, 65536));
+  app.add_option("--reserved-connections", o.reserved_connections,
+                 "Of --max-connections, slots only admins (root, the daemon's user, --admin-group) may take, so "
+                 "other users cannot lock them out (default: a sixteenth, 16 of 256)")
+      ->check(CLI::Range(0, 65536));
   app.add_option("--max-connections-per-peer", o.max_per_peer,
-                 "Socket connections one Unix user or one TCP address may hold (default 128)")
+                 "Socket connections one Unix user may hold; all TCP peers together count as one peer (default 64)")
       ->check(CLI::Range(1, 65536));
   app.add_option("--frame-timeout", o.frame_timeout_s,
-                 "Seconds a half-sent request or an unread answer may make no progress before the connection is "
-                 "dropped (default 10)")
+                 "Seconds a request may take to arrive, and an answer to be read, on top of its length at "
+                 "--min-transfer-rate; then the connection is dropped (default 10)")
       ->check(CLI::Range(0.01, 86400.0));
+  app.add_option("--min-transfer-rate", o.min_transfer_rate,
+                 "Bytes per second a request's payload and an answer must at least move at (size: 64K, 1M; "
+                 "default 1M): a 64 MiB request must arrive within --frame-timeout + 64 s, however it trickles");
+  app.add_option("--auth-timeout", o.auth_timeout_s,
+                 "Seconds a connection that must AUTH (TCP with --token-file) may stay without doing it; 0 never "
+                 "(default 10)")
+      ->check(CLI::Range(0.0, 86400.0));
   app.add_option("--idle-timeout", o.idle_timeout_s,
                  "Seconds without a request before a connection is closed; 0 never (default 1800)")
       ->check(CLI::Range(0.0, 31536000.0));
   app.add_option("--max-receive-memory", o.max_receive,
                  "Payload bytes of requests being received or run on all connections together; a request above it is "
-                 "answered ERROR_LIMIT and its connection closed (default 512M)");
+                 "answered ERROR_LIMIT and its connection closed (default 512M; the last eighth is kept for requests "
+                 "up to 1/128 of it)");
+  app.add_option("--max-receive-memory-per-peer", o.max_receive_per_peer,
+                 "One peer's share of --max-receive-memory (a Unix user; all TCP peers together) (default: half)");
   app.add_option("--session-memory", o.session_memory,
                  "Tensor bytes one session (connection) may hold: its inputs, outputs and frames (default 256M)");
   app.add_option("--max-queued", o.max_queued,
-                 "Requests one session may have waiting for engines; more are answered ERROR_LIMIT (default 16)")
+                 "Requests one session may have waiting (pipelined on its connection or queued for an engine) behind "
+                 "the one that runs; more are answered ERROR_LIMIT without running (default 16)")
       ->check(CLI::Range(1u, 65536u));
   app.add_option("--socket-mode", o.socket_mode, "Mode of Unix socket files (octal, default 0660)");
   app.add_option("--socket-group", o.socket_group,
@@ -165,7 +195,8 @@ void add_client_options(CLI::App& app, ClientOptions& o) {
   app.add_option("--admin-group", o.admin_group,
                  "Unix peers in this group (and root and the daemon's user) are admins: they may load models, write "
                  "or erase the store, start streams and cancel others' inferences; the rest may only use them. "
-                 "Without it every peer that can open the socket is admin");
+                 "Without it every peer that can open the socket is admin; a group name that does not exist leaves "
+                 "only root and the daemon's user admins (with a warning)");
   app.add_flag("--allow-remote", o.allow_remote,
                "Let TCP listen on non-loopback addresses (needs --token-file; the link is not encrypted)");
   app.add_option("--token-file", o.token_file,
@@ -181,12 +212,31 @@ Status apply_client_options(const ClientOptions& o, ServeOptions& serve) {
   auto& so = serve.socket;
   so.max_connections = o.max_connections;
   so.max_connections_per_peer = o.max_per_peer;
+  if (o.reserved_connections >= 0 && static_cast<size_t>(o.reserved_connections) >= o.max_connections)
+    return make_error(Errc::invalid_argument, "--reserved-connections {} must be below --max-connections {}",
+                      o.reserved_connections, o.max_connections);
+  so.reserved_connections =
+      o.reserved_connections >= 0 ? static_cast<size_t>(o.reserved_connections) : o.max_connections / 16;
   so.frame_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.frame_timeout_s * 1000));
   so.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.idle_timeout_s * 1000));
+  so.auth_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.auth_timeout_s * 1000));
   auto receive = engine::parse_size(o.max_receive);
   if (!receive || *receive == 0)
     return make_error(Errc::invalid_argument, "--max-receive-memory '{}' is not a size", o.max_receive);
   so.max_receive_bytes = *receive;
+  if (!o.max_receive_per_peer.empty()) {
+    auto share = engine::parse_size(o.max_receive_per_peer);
+    if (!share || *share == 0 || *share > *receive)
+      return make_error(Errc::invalid_argument,
+                        "--max-receive-memory-per-peer '{}' must be a size from 1 to --max-receive-memory ({})",
+                        o.max_receive_per_peer, *receive);
+    so.max_receive_bytes_per_peer = *share;
+  }
+  auto rate = engine::parse_size(o.min_transfer_rate);
+  if (!rate || *rate == 0)
+    return make_error(Errc::invalid_argument, "--min-transfer-rate '{}' is not a positive size (bytes per second)",
+                      o.min_transfer_rate);
+  so.min_transfer_rate = *rate;
   auto mode = parse_mode(o.socket_mode);
   if (!mode) return make_error(Errc::invalid_argument, "--socket-mode: {}", mode.error().message);
   so.socket_mode = *mode;
@@ -198,8 +248,21 @@ Status apply_client_options(const ClientOptions& o, ServeOptions& serve) {
   so.allow_remote = o.allow_remote;
   if (!o.admin_group.empty()) {
     auto g = parse_group(o.admin_group);
-    if (!g) return make_error(Errc::invalid_argument, "--admin-group: {}", g.error().message);
-    serve.access.admin_gid = *g;
+    if (g) {
+      serve.access.admin_gid = *g;
+    } else if (group_name_absent(o.admin_group)) {
+      // The shipped aisrvd.conf names aisrv-admins, which only the Debian package (sysusers) creates: an install
+      // without it still starts, with the admin role closed to everyone but root and the daemon's own user
+      // (no process holds gid (gid_t)-1). Never the other way round: a missing group grants nobody more.
+      serve.access.admin_gid = kNoProcessGid;
+      serve.notes.push_back(fmt::format(
+          "--admin-group: group '{}' does not exist: only root and aisrvd's own user (uid {}) may change models "
+          "and the store, every other peer is a user; create the group (systemd-sysusers with aisrv's "
+          "sysusers.d/aisrv.conf, or groupadd --system {}) to make its members admins",
+          o.admin_group, ::geteuid(), o.admin_group));
+    } else {
+      return make_error(Errc::invalid_argument, "--admin-group: {}", g.error().message);
+    }
   }
   if (!o.token_file.empty()) {
     serve.access.token = AISRV_TRY(read_token_file(o.token_file));

@@ -33,9 +33,10 @@ inline constexpr const char* kDefaultConfigFile = AISRV_SYSCONFDIR "/aisrv/aisrv
 // The options about many clients (connections, timeouts, memory, socket permissions, access, shutdown), as text
 // from the command line; aisrvd and the test server take the same ones (docs/cli.md, docs/security.md).
 struct ClientOptions {
-  size_t max_connections = 256, max_per_peer = 128;
-  double frame_timeout_s = 10, idle_timeout_s = 1800, shutdown_timeout_s = 10;
-  std::string max_receive = "512M", session_memory = "256M";
+  size_t max_connections = 256, max_per_peer = 64;
+  int reserved_connections = -1;  // -1: max_connections / 16
+  double frame_timeout_s = 10, idle_timeout_s = 1800, shutdown_timeout_s = 10, auth_timeout_s = 10;
+  std::string max_receive = "512M", max_receive_per_peer, session_memory = "256M", min_transfer_rate = "1M";
   unsigned max_queued = 16;
   std::string socket_mode = "0660", socket_group, admin_group, token_file;
   bool allow_remote = false;

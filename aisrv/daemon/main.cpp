@@ -186,6 +186,7 @@ int main(int argc, char** argv) {
     serve.frigate.push_back(std::move(config).value());
   }
   if (auto st = daemon::apply_client_options(clients, serve); !st) return fail(kExitUsage, st.error());
+  for (const auto& note : serve.notes) logger->warn("{}", note);
 
   std::vector<std::unique_ptr<engine::InferenceBackend>> backends;
   for (size_t i = 0; i < specs->size(); ++i) {

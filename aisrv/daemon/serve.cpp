@@ -104,6 +104,8 @@ int shut_down(const char* signal, const ServeOptions& options, server::Server& s
     clean = false;
     logger->warn("requests still running after {} ms: cancelling the running inferences", timeout.count());
     server.cancel_running();
+    // Their clients are answered ERROR_CANCELLED before the connections close.
+    sockets.drain(std::chrono::steady_clock::now() + grace);
   }
   if (usb) usb->stop();
   for (auto& port : spi) port->stop();
@@ -172,7 +174,10 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
                                                          std::chrono::milliseconds(1000 / options.stream_fps),
                                                          std::move(i2c)});
     const auto& added = so.sensors.back().second;
-    logger->info("engine {}: sensor {}{}", engine, added.source->describe(),
+    // A camera that is not plugged in yet does not stop the start: the engine serves, acquisitions answer
+    // ERROR_SENSOR saying it is absent, and the first one after it appears opens it (docs/sensors-gpio.md).
+    logger->info("engine {}: sensor {}{}{}", engine, added.source->describe(),
+                 added.source->present() ? "" : " (absent now; opened at the first acquisition after it appears)",
                  added.i2c ? ", I2C " + added.i2c->describe() : std::string());
   }
   for (const auto& [engine, spec] : options.gpio) {

@@ -56,6 +56,8 @@ struct ServeOptions {
   // docs/metrics.md) and the listener's limits (its logger and allow_remote are set by serve from the above).
   std::string metrics;
   ProbeHttpOptions metrics_http;
+  // Warnings found while checking the options (apply_client_options), logged by the program at start-up.
+  std::vector<std::string> notes;
 };
 
 // Blocks SIGINT/SIGTERM for the calling process; call before any thread is started.

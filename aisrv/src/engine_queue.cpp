@@ -3,6 +3,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
+
 namespace aisrv::server {
 
 EngineQueue::EngineQueue(boost::asio::thread_pool& pool)
@@ -10,13 +12,41 @@ EngineQueue::EngineQueue(boost::asio::thread_pool& pool)
 
 bool EngineQueue::push(uint64_t owner, Job&& job) {
   std::lock_guard lock(mu_);
+  return push_locked(owner, 0, std::move(job));
+}
+
+bool EngineQueue::push_held(uint64_t owner, uint64_t ticket, Job&& job) {
+  std::lock_guard lock(mu_);
+  return push_locked(owner, ticket, std::move(job));
+}
+
+bool EngineQueue::push_locked(uint64_t owner, uint64_t held, Job&& job) {
   if (closed_) return false;
   auto& q = jobs_[owner];
-  if (q.empty()) ring_.push_back(owner);
-  q.push_back(std::move(job));
+  const bool first = q.empty();
+  q.push_back(Entry{std::move(job), held});
   ++depth_;
-  schedule_locked();
+  if (first) make_ready_locked(owner);
   return true;
+}
+
+void EngineQueue::make_ready_locked(uint64_t owner) {
+  auto it = jobs_.find(owner);
+  if (it == jobs_.end() || it->second.empty() || it->second.front().held) return;
+  if (std::find(ring_.begin(), ring_.end(), owner) == ring_.end()) ring_.push_back(owner);
+  schedule_locked();
+}
+
+void EngineQueue::release(uint64_t owner, uint64_t ticket) {
+  std::lock_guard lock(mu_);
+  auto it = jobs_.find(owner);
+  if (it == jobs_.end()) return;
+  for (auto& e : it->second)
+    if (e.held == ticket) {
+      e.held = 0;
+      make_ready_locked(owner);
+      return;
+    }
 }
 
 void EngineQueue::schedule_locked() {
@@ -37,10 +67,10 @@ void EngineQueue::run_one() {
     const uint64_t owner = ring_.front();
     ring_.pop_front();
     auto it = jobs_.find(owner);
-    job = std::move(it->second.front());
+    job = std::move(it->second.front().job);
     it->second.pop_front();
     if (it->second.empty()) jobs_.erase(it);
-    else ring_.push_back(owner);  // its next job waits for everyone else's turn
+    else if (!it->second.front().held) ring_.push_back(owner);  // its next job waits for everyone else's turn
     --depth_;
     running_ = true;
   }
@@ -58,7 +88,7 @@ std::vector<EngineQueue::Job> EngineQueue::take(uint64_t owner) {
   std::lock_guard lock(mu_);
   auto it = jobs_.find(owner);
   if (it == jobs_.end()) return out;
-  for (auto& j : it->second) out.push_back(std::move(j));
+  for (auto& e : it->second) out.push_back(std::move(e.job));
   depth_ -= it->second.size();
   jobs_.erase(it);
   std::erase(ring_, owner);
@@ -71,8 +101,8 @@ std::vector<EngineQueue::Job> EngineQueue::close() {
   {
     std::lock_guard lock(mu_);
     closed_ = true;
-    for (uint64_t owner : ring_)
-      for (auto& j : jobs_[owner]) out.push_back(std::move(j));
+    for (auto& [owner, q] : jobs_)  // also the owners that wait for a held job (not in the ring)
+      for (auto& e : q) out.push_back(std::move(e.job));
     jobs_.clear();
     ring_.clear();
     depth_ = 0;

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 #include "aisrv/protocol/limits.h"
 #include "aisrv/protocol/status.h"
@@ -33,7 +34,12 @@ class StateBit {
 
 EngineSlot::EngineSlot(uint32_t number, std::unique_ptr<engine::InferenceBackend> backend, uint32_t max_payload,
                        std::unique_ptr<DebugLog> log)
-    : number_(number), backend_(std::move(backend)), max_payload_(max_payload), log_(std::move(log)) {}
+    : number_(number),
+      backend_(std::move(backend)),
+      kind_(backend_->kind()),
+      options_(backend_->options()),
+      max_payload_(max_payload),
+      log_(std::move(log)) {}
 
 EngineSlot::~EngineSlot() {
   std::lock_guard lock(mu_);
@@ -60,30 +66,22 @@ Result<std::shared_ptr<const LoadedModel>> EngineSlot::require_model() const {
   return m;
 }
 
-Status EngineSlot::load_model(std::span<const uint8_t> bytes, engine::Placement placement, std::string_view source) {
-  std::lock_guard lock(mu_);
-  StateBit busy(state_bits_, AISRV_STATUS_BUSY);
-  ++generation_;
-  set_failure(std::nullopt);  // a new model starts afresh (a Hailo session is configured again on its first invoke)
-  if (auto old = model()) {
-    publish(nullptr);
-    backend_->unload();
-  }
+Result<engine::ModelInfo> EngineSlot::prepare_locked(engine::InferenceBackend& backend, std::span<const uint8_t> bytes,
+                                                     engine::Placement placement) {
   if (bytes.empty()) return make_error(Errc::model_error, "empty model (0 bytes)");
-
   engine::LoadOptions options;
   options.placement = placement;
   options.log = log_fn();
   options.max_tensor_bytes = max_payload_;
-  auto info = backend_->load(bytes, options);
+  auto info = backend.load(bytes, options);
   if (!info) {
     Error e = std::move(info).error();
     if (e.code != Errc::model_error && e.code != Errc::not_supported) e.code = Errc::model_error;
     return e;
   }
   // The interpreter's own limits: every tensor must be addressable and transferable in one payload.
-  auto refuse = [&](Error e) -> Status {
-    backend_->unload();
+  auto refuse = [&](Error e) -> Result<engine::ModelInfo> {
+    backend.unload();
     return e;
   };
   if (info->inputs.size() > AISRV_MAX_TENSORS || info->outputs.size() > AISRV_MAX_TENSORS)
@@ -96,26 +94,74 @@ Status EngineSlot::load_model(std::span<const uint8_t> bytes, engine::Placement 
       if (t.bytes > max_payload_)
         return refuse(make_error(Errc::model_error, "{} tensor {} '{}' is {} bytes; the payload limit is {} bytes",
                                  is_input ? "input" : "output", i, t.name, t.bytes, max_payload_));
-      const size_t have = is_input ? backend_->input(i).size() : backend_->output(i).size();
+      const size_t have = is_input ? backend.input(i).size() : backend.output(i).size();
       if (have != t.bytes)
         return refuse(make_error(Errc::internal, "backend buffer for {} tensor {} is {} bytes, described as {}",
                                  is_input ? "input" : "output", i, have, t.bytes));
     }
   }
+  return info;
+}
+
+void EngineSlot::publish_loaded_locked(engine::ModelInfo info, size_t bytes, std::string_view source,
+                                       const LoadedModel* replaced) {
   auto m = std::make_shared<LoadedModel>();
   m->engine = number_;
   m->generation = generation_;
-  m->info = std::move(*info);
-  m->bytes = static_cast<uint32_t>(bytes.size());
+  m->info = std::move(info);
+  m->bytes = static_cast<uint32_t>(bytes);
   m->source = std::string(source);
   log_->add(fmt::format("model loaded from {}: {} bytes, format {}, {} input(s), {} output(s), arena {} bytes "
-                        "(model generation {})",
-                        source, bytes.size(), m->info.format, m->info.inputs.size(), m->info.outputs.size(),
-                        m->info.arena_bytes, m->generation));
+                        "(model generation {}{})",
+                        source, bytes, m->info.format, m->info.inputs.size(), m->info.outputs.size(),
+                        m->info.arena_bytes, m->generation,
+                        replaced ? fmt::format("; model replaced: generation {} from {} served until the swap",
+                                               replaced->generation, replaced->source)
+                                 : std::string()));
   publish(std::move(m));
   if (gpio_) {
     if (auto st = gpio_->request(); !st) log_->add(fmt::format("output GPIO not driven: {}", st.error().message));
   }
+}
+
+Status EngineSlot::load_model(std::span<const uint8_t> bytes, engine::Placement placement, std::string_view source) {
+  std::lock_guard lock(mu_);
+  StateBit busy(state_bits_, AISRV_STATUS_BUSY);
+  const auto old = model();
+  if (old) {
+    if (auto sibling = backend_->make_sibling()) {
+      // Atomic replace: the new model is prepared beside the old one, which every session keeps using (its snapshot
+      // is still published; inferences wait for mu_), and only a ready model is swapped in.
+      auto info = prepare_locked(*sibling, bytes, placement);
+      if (!info) {
+        Error e = std::move(info).error();
+        // Short: the client reads it as a log line (AISRV_DEBUG_LOG_LINE_MAX) after the backend's reason.
+        e.message = fmt::format("{}; the old model keeps serving (generation {}); UNLOAD_MODEL first to load a "
+                                "model that fits only alone",
+                                e.message, old->generation);
+        return e;
+      }
+      ++generation_;
+      set_failure(std::nullopt);  // a new model starts afresh (a Hailo session is configured on its first invoke)
+      std::unique_ptr<engine::InferenceBackend> retired = std::exchange(backend_, std::move(sibling));
+      publish_loaded_locked(std::move(*info), bytes.size(), source, old.get());
+      // The old model's memory (and a Hailo-8's configured network group) goes before the new model first runs.
+      retired.reset();
+      return ok();
+    }
+  }
+  // No sibling (the engine holds one model at a time) or nothing loaded: the old model goes first.
+  ++generation_;
+  set_failure(std::nullopt);
+  if (old) {
+    publish(nullptr);
+    backend_->unload();
+    log_->add(fmt::format("model from {} (generation {}) unloaded first: this engine cannot prepare a model beside it",
+                          old->source, old->generation));
+  }
+  auto info = prepare_locked(*backend_, bytes, placement);
+  if (!info) return std::move(info).error();
+  publish_loaded_locked(std::move(*info), bytes.size(), source, nullptr);
   return ok();
 }
 
@@ -255,8 +301,8 @@ Status EngineSlot::infer_call(Session& session, std::span<const protocol::InferT
 
 protocol::EngineInfo EngineSlot::info() const {
   protocol::EngineInfo e;
-  e.kind = std::string(backend_->kind());
-  e.options = backend_->options();
+  e.kind = kind_;
+  e.options = options_;
   if (auto m = model()) {
     e.model_loaded = true;
     e.model_format = m->info.format;
@@ -299,7 +345,7 @@ std::optional<std::string> EngineSlot::failure() const {
 protocol::EngineStats EngineSlot::stats(std::chrono::steady_clock::time_point epoch) const {
   protocol::EngineStats e;
   e.engine = number_;
-  e.kind = std::string(backend_->kind());
+  e.kind = kind_;
   e.state = state_bits_.load();
   if (auto m = model()) {
     e.model_loaded = true;
@@ -353,7 +399,7 @@ void EngineSlot::attach_sensor(std::unique_ptr<FrameSource> source, std::unique_
 // request itself (a window outside the picture, a feature the source lacks) keep their own code.
 static Error as_sensor_error(Error e) {
   if (e.code != Errc::bad_length && e.code != Errc::not_supported && e.code != Errc::bad_tensor &&
-      e.code != Errc::invalid_argument)
+      e.code != Errc::invalid_argument && e.code != Errc::model_changed)
     e.code = Errc::sensor_error;
   return e;
 }
@@ -363,18 +409,46 @@ static Error no_sensor(uint32_t number) {
                     number, number);
 }
 
+EngineSlot::Grab EngineSlot::grab_frame() {
+  Grab g;
+  if (!sensor_) {
+    g.status = no_sensor(number_);
+    return g;
+  }
+  const auto m = model();
+  if (!m || m->info.inputs.empty()) {  // the engine's turn answers (no model, no input), or grabs if one came since
+    g.skipped = true;
+    return g;
+  }
+  std::lock_guard lock(sensor_mu_);
+  StateBit sensing(state_bits_, AISRV_STATUS_SENSING);
+  const uint64_t bad_before = sensor_->bad_frames();
+  g.status = sensor_->grab(m->info.inputs[0], g.frame);
+  g.bad = !g.status && sensor_->bad_frames() != bad_before;
+  if (!g.status) g.status = as_sensor_error(g.status.error());
+  return g;
+}
+
 Status EngineSlot::acquire_frame(Session& session, const std::optional<AcquireWindow>& window) {
+  auto staged = std::move(staged_);
   if (!sensor_) return no_sensor(number_);
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   const auto m = AISRV_TRY(require_model());
   if (m->info.inputs.empty()) return make_error(Errc::bad_tensor, "the model has no input for a sensor frame");
   std::vector<uint8_t> frame;
   if (auto injected = session.take_injected_frame(*m)) {
     frame = std::move(*injected);
   } else {
-    StateBit sensing(state_bits_, AISRV_STATUS_SENSING);
+    if (!staged || staged->skipped) {  // nothing grabbed beforehand: wait here (a caller that bypassed the grabber)
+      lock.unlock();
+      staged = std::make_shared<Grab>(grab_frame());
+      lock.lock();
+      if (model() != m) return make_error(Errc::model_changed, "the model changed while the frame was grabbed");
+    }
+    if (!staged->status) return staged->status.error();
     frame.resize(m->info.inputs[0].bytes);
-    if (auto st = sensor_->capture(m->info.inputs[0], window, frame); !st) return as_sensor_error(st.error());
+    if (auto st = sensor_->fit(staged->frame, m->info.inputs[0], window, frame); !st)
+      return as_sensor_error(st.error());
   }
   AISRV_TRY(session.write_input(*m, 0, frame));
   session.set_last_frame(number_, std::move(frame));
@@ -384,8 +458,25 @@ Status EngineSlot::acquire_frame(Session& session, const std::optional<AcquireWi
 Status EngineSlot::write_sensor_register(uint8_t address, uint8_t reg, uint8_t value) {
   if (!sensor_) return no_sensor(number_);
   std::lock_guard lock(mu_);
-  Status st = i2c_ ? i2c_->write_register(address, reg, value) : sensor_->write_register(address, reg, value);
+  Status st = ok();
+  if (i2c_) {
+    st = i2c_->write_register(address, reg, value);
+  } else {
+    std::lock_guard sensor_lock(sensor_mu_);  // not while the grabber uses the source
+    st = sensor_->write_register(address, reg, value);
+  }
   if (!st) return as_sensor_error(st.error());
+  return ok();
+}
+
+Status EngineSlot::write_sensor_register16(uint8_t address, uint16_t reg, uint8_t value) {
+  if (!sensor_) return no_sensor(number_);
+  if (!i2c_)
+    return make_error(Errc::not_supported, "engine {} has no sensor I2C bus for a 16-bit register (start aisrvd with "
+                                           "--sensor-i2c {}=/dev/i2c-N)",
+                      number_, number_);
+  std::lock_guard lock(mu_);
+  if (Status st = i2c_->write_register16(address, reg, value); !st) return as_sensor_error(st.error());
   return ok();
 }
 

@@ -1,4 +1,6 @@
-// aisrv interpreter — output GPIO lines through the GPIO character device with libgpiod 1.6 (gpio_lines.hpp).
+// aisrv interpreter — output GPIO lines through the GPIO character device with libgpiod 1.x (gpio_lines.hpp; CMake
+// refuses 2.x, whose API differs). A chip whose device goes away (a USB GPIO bridge unplugged) is opened again under
+// its name when it is back: at the next inference's set or the next model load's request.
 #include "aisrv/gpio_lines.hpp"
 
 #include <gpiod.h>
@@ -19,7 +21,7 @@ class LinuxGpioLines final : public GpioLines {
       : spec_(std::move(spec)), consumer_(std::move(consumer)), chip_(chip) {}
   ~LinuxGpioLines() override {
     release();
-    gpiod_chip_close(chip_);
+    if (chip_) gpiod_chip_close(chip_);
   }
 
   std::string describe() const override {
@@ -30,17 +32,72 @@ class LinuxGpioLines final : public GpioLines {
 
   Status request() override {
     if (held_) return ok();
+    Status st = request_lines();
+    if (!st && gone_) {
+      // The chip went away since it was opened (a USB GPIO bridge unplugged and plugged in again): open it anew
+      // under its name, then request again.
+      AISRV_TRY(reopen());
+      st = request_lines();
+    }
+    AISRV_TRY(std::move(st));
+    held_ = true;
+    return ok();
+  }
+
+  void release() override {
+    if (!held_) return;
+    if (chip_ && !gone_) gpiod_line_release_bulk(&bulk_);
+    held_ = false;
+  }
+
+  Status set(std::span<const uint8_t> levels) override {
+    if (!held_) return make_error(Errc::not_supported, "{}: the lines are not held (no model loaded)", describe());
+    if (levels.size() != spec_.lines.size())
+      return make_error(Errc::bad_length, "{}: {} levels for {} lines", describe(), levels.size(), spec_.lines.size());
+    std::vector<int> v(levels.begin(), levels.end());
+    if (gone_) {
+      // Unplugged earlier: each set tries the chip again, so the lines come back when it is plugged in (a chip that
+      // has just appeared may refuse the request while its driver still starts: then the next set tries again).
+      AISRV_TRY(reopen());
+      if (Status st = request_lines(); !st) {
+        gone_ = true;
+        return st;
+      }
+    }
+    if (gpiod_line_set_value_bulk(&bulk_, v.data()) == 0) return ok();
+    // The line handles failed: the device behind the chip is most likely gone (an unplugged USB bridge; the kernel
+    // answers ENODEV, or the driver's transfer error). The handle is dead either way: open the chip again by its
+    // name now and at every later set until it is back.
+    const int err = errno;
+    gone_ = true;
+    if (reopen() && request_lines() && gpiod_line_set_value_bulk(&bulk_, v.data()) == 0) return ok();
+    return make_error(Errc::io_error, "{}: setting the lines failed: {} (errno {}); the chip is opened again at the "
+                      "next change of the levels",
+                      describe(), std::strerror(err), err);
+  }
+
+ private:
+  // Requests the lines of the open chip as outputs, driven low. Notes a chip that is gone (gone_).
+  Status request_lines() {
+    if (!chip_) return make_error(Errc::not_found, "{}: GPIO chip '{}' is not present", describe(), spec_.chip);
     gpiod_line_bulk_init(&bulk_);
     for (uint32_t offset : spec_.lines) {
       gpiod_line* line = gpiod_chip_get_line(chip_, offset);
-      if (!line)
+      if (!line) {
+        if (errno == ENODEV) gone_ = true;
         return make_error(Errc::not_found, "{}: line {} does not exist ({} has {} lines)", describe(), offset,
                           gpiod_chip_name(chip_), gpiod_chip_num_lines(chip_));
+      }
       gpiod_line_bulk_add(&bulk_, line);
     }
     std::vector<int> low(spec_.lines.size(), 0);
     if (gpiod_line_request_bulk_output(&bulk_, consumer_.c_str(), low.data()) < 0) {
       const int err = errno;
+      if (err == ENODEV || err == EIO) {
+        gone_ = true;
+        return make_error(Errc::io_error, "{}: the GPIO chip went away: {} (errno {})", describe(), std::strerror(err),
+                          err);
+      }
       // Name the holder when the kernel says the line is used.
       for (unsigned i = 0; i < gpiod_line_bulk_num_lines(&bulk_); ++i) {
         gpiod_line* line = gpiod_line_bulk_get_line(&bulk_, i);
@@ -54,33 +111,26 @@ class LinuxGpioLines final : public GpioLines {
       return make_error(Errc::io_error, "{}: cannot request the lines as outputs: {} (errno {})", describe(),
                         std::strerror(err), err);
     }
-    held_ = true;
     return ok();
   }
 
-  void release() override {
-    if (!held_) return;
-    gpiod_line_release_bulk(&bulk_);
-    held_ = false;
-  }
-
-  Status set(std::span<const uint8_t> levels) override {
-    if (!held_) return make_error(Errc::not_supported, "{}: the lines are not held (no model loaded)", describe());
-    if (levels.size() != spec_.lines.size())
-      return make_error(Errc::bad_length, "{}: {} levels for {} lines", describe(), levels.size(), spec_.lines.size());
-    std::vector<int> v(levels.begin(), levels.end());
-    if (gpiod_line_set_value_bulk(&bulk_, v.data()) < 0)
-      return make_error(Errc::io_error, "{}: setting the lines failed: {} (errno {})", describe(),
-                        std::strerror(errno), errno);
+  // Closes the dead chip handle (which frees its line handles) and opens the chip under its name again.
+  Status reopen() {
+    if (chip_) gpiod_chip_close(chip_);
+    chip_ = gpiod_chip_open_lookup(spec_.chip.c_str());
+    if (!chip_)
+      return make_error(errno == ENOENT ? Errc::not_found : Errc::io_error, "{}: GPIO chip '{}' is not back: {}",
+                        describe(), spec_.chip, std::strerror(errno));
+    gone_ = false;
     return ok();
   }
 
- private:
   GpioSpec spec_;
   std::string consumer_;
-  gpiod_chip* chip_;
+  gpiod_chip* chip_;  // null while the chip is absent (unplugged and not back yet)
   gpiod_line_bulk bulk_{};
-  bool held_ = false;
+  bool held_ = false;  // the lines are wanted (a model is loaded); requested on the chip unless gone_
+  bool gone_ = false;  // the chip's device went away: the handle is dead until reopen()
 };
 
 }  // namespace

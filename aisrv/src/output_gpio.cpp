@@ -1,6 +1,8 @@
 // aisrv interpreter — output GPIO policy and driving (output_gpio.hpp).
 #include "aisrv/output_gpio.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace aisrv::server {
@@ -88,14 +90,22 @@ Status OutputGpio::set_enabled(uint32_t line, uint32_t on) {
   return ok();
 }
 
-Result<int32_t> OutputGpio::threshold(uint32_t line) const {
+Status OutputGpio::set_all_enabled(uint32_t on) {
+  if (on > 1) return make_error(Errc::bad_length, "GPIO enable takes 0 or 1, not {}", on);
+  std::lock_guard lock(mu_);
+  policy_.enabled.assign(lines_->count(), static_cast<uint8_t>(on));
+  return ok();
+}
+
+Result<double> OutputGpio::threshold(uint32_t line) const {
   AISRV_TRY(check_line(line));
   std::lock_guard lock(mu_);
   return policy_.threshold[line];
 }
 
-Status OutputGpio::set_threshold(uint32_t line, int32_t value) {
+Status OutputGpio::set_threshold(uint32_t line, double value) {
   AISRV_TRY(check_line(line));
+  if (std::isnan(value)) return make_error(Errc::bad_length, "a GPIO threshold must be a number, not NaN");
   std::lock_guard lock(mu_);
   policy_.threshold[line] = value;
   return ok();
@@ -140,6 +150,11 @@ Status OutputGpio::request() {
 
 void OutputGpio::release() {
   std::lock_guard lock(mu_);
+  if (lines_->held() && std::any_of(levels_.begin(), levels_.end(), [](uint8_t l) { return l != 0; })) {
+    // Idle level first: a released line keeps the value it had, so a lit LED would stay lit.
+    const std::vector<uint8_t> idle(lines_->count(), 0);
+    (void)lines_->set(idle);  // a chip that went away is released all the same
+  }
   lines_->release();
   levels_.assign(lines_->count(), 0);
 }

@@ -1,4 +1,5 @@
-// aisrv interpreter — raw frame source: frames from a regular file (looped), a FIFO or a character device.
+// aisrv interpreter — raw frame source: frames from a regular file (looped), a FIFO or a character device, read as
+// bytes of the input's size (no conversion).
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -22,12 +23,12 @@ class RawFrameSource final : public FrameSource {
 
   std::string describe() const override { return "file:" + path_; }
 
-  Status capture(const protocol::TensorInfo&, const std::optional<AcquireWindow>& window,
-                 std::span<uint8_t> frame) override {
-    if (window)
-      return make_error(Errc::not_supported,
-                        "{} delivers raw frames of the input's size: a crop window needs a camera (--sensor N=v4l2:…)",
-                        describe());
+  // Reads one frame of the input's size; fit() refuses a crop window and checks the size again (the model may have
+  // changed between the grab and the engine's turn).
+  Status grab(const protocol::TensorInfo& input, SensorFrame& out) override {
+    out.what = describe();
+    out.bytes.resize(input.bytes);
+    std::span<uint8_t> frame(out.bytes);
     size_t have = 0;
     bool rewound = false;
     while (have < frame.size()) {
@@ -37,10 +38,10 @@ class RawFrameSource final : public FrameSource {
         continue;
       }
       if (n == 0) {
-        if (!regular_) return make_error(Errc::infer_error, "{}: the writer closed the stream", describe());
+        if (!regular_) return make_error(Errc::sensor_error, "{}: the writer closed the stream", describe());
         // End of a recorded file: play it again from the start (a partial frame at the end is discarded).
         if (rewound || ::lseek(fd_, 0, SEEK_SET) != 0)
-          return make_error(Errc::infer_error, "{}: file holds no complete {}-byte frame", describe(), frame.size());
+          return make_error(Errc::sensor_error, "{}: file holds no complete {}-byte frame", describe(), frame.size());
         rewound = true;
         have = 0;
         continue;
@@ -50,11 +51,11 @@ class RawFrameSource final : public FrameSource {
         pollfd p{fd_, POLLIN, 0};
         const int r = ::poll(&p, 1, kFrameTimeoutMs);
         if (r == 0)
-          return make_error(Errc::infer_error, "{}: no frame within {} ms ({} of {} bytes)", describe(),
+          return make_error(Errc::sensor_error, "{}: no frame within {} ms ({} of {} bytes)", describe(),
                             kFrameTimeoutMs, have, frame.size());
         continue;
       }
-      return make_error(Errc::infer_error, "{}: read failed: {}", describe(), std::strerror(errno));
+      return make_error(Errc::sensor_error, "{}: read failed: {}", describe(), std::strerror(errno));
     }
     return ok();
   }

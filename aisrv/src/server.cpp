@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -12,6 +13,7 @@
 #include <set>
 
 #include "aisrv/flash/store.hpp"
+#include "auth_throttle.hpp"
 #include "command_table.hpp"
 #include "engine_queue.hpp"
 
@@ -26,19 +28,29 @@ uint64_t ns_since(std::chrono::steady_clock::time_point t0) {
 
 // The worker pool and one queue per engine plus one for server-scope work (the store's catalogue); one pool thread
 // per queue, so engines run concurrently.
+// Engines with a sensor also get a grabber: a thread of their own where camera frames are waited for, outside the
+// engine's turn, so a stalled camera holds no engine (its grabs finish before the queues go).
 class Server::Workers {
  public:
   explicit Workers(size_t queues) : pool_(queues) {
     for (size_t i = 0; i < queues; ++i) queues_.push_back(std::make_unique<EngineQueue>(pool_));
+    grabbers_.resize(queues);
   }
   ~Workers() { join(); }
-  void join() { pool_.join(); }
+  void join() {
+    for (auto& g : grabbers_)
+      if (g) g->join();
+    pool_.join();
+  }
   EngineQueue& queue(size_t i) { return *queues_[i]; }
   size_t size() const { return queues_.size(); }
+  void add_grabber(size_t engine) { grabbers_[engine] = std::make_unique<boost::asio::thread_pool>(1); }
+  boost::asio::thread_pool* grabber(size_t engine) { return grabbers_[engine].get(); }
 
  private:
   boost::asio::thread_pool pool_;  // declared first: the queues' strands and timers live on it
   std::vector<std::unique_ptr<EngineQueue>> queues_;
+  std::vector<std::unique_ptr<boost::asio::thread_pool>> grabbers_;  // per engine with a sensor; destroyed first
 };
 
 // A running START_ACQUIRE_STREAM: engine activity an admin started. It runs in a session of its own (frames and
@@ -54,6 +66,12 @@ struct Server::Stream {
   // Frames inferred, and the camera's dropped count at the start and at the last report (engine's turn only).
   uint64_t frames = 0, dropped_start = 0, dropped_reported = 0;
   std::chrono::steady_clock::time_point last_report{};
+  bool starter_over_limit = false;  // the starter was told its memory cap keeps the outputs out (engine's turn only)
+  // The frame the grabber waited for, handed to the engine's turn with the round's second half (one round at a time).
+  std::shared_ptr<EngineSlot::Grab> grabbed;
+  // Bad frames skipped (and at the last report), for the log lines.
+  uint64_t bad = 0, bad_reported = 0;
+  std::chrono::steady_clock::time_point last_bad_report{};
 };
 
 Result<std::unique_ptr<Server>> Server::create(ServerOptions options,
@@ -131,6 +149,7 @@ Result<std::unique_ptr<Server>> Server::create(ServerOptions options,
   for (auto& [e, cfg] : server->options_.sensors) {
     server->stream_intervals_[e] = cfg.stream_interval;
     server->engines_[e]->attach_sensor(std::move(cfg.source), std::move(cfg.i2c));
+    server->workers_->add_grabber(e);
   }
   server->options_.sensors.clear();
   for (auto& [e, lines] : server->options_.gpio) server->engines_[e]->attach_gpio(std::move(lines));
@@ -145,7 +164,8 @@ Server::Server(ServerOptions options, std::chrono::steady_clock::time_point epoc
       clock_(std::make_unique<LogClock>(epoch)),
       log_(std::make_unique<DebugLog>("server", options_.logger, *clock_, AISRV_DEBUG_LOG_LINES)),
       engines_(std::move(engines)),
-      commands_(std::make_unique<CommandTable>()) {
+      commands_(std::make_unique<CommandTable>()),
+      auth_throttle_(std::make_unique<AuthThrottle>()) {
   add_info_commands(*commands_);
   add_model_commands(*commands_);
   add_tensor_commands(*commands_);
@@ -190,7 +210,7 @@ protocol::Role Server::role_for(const Peer& p) const {
     if (std::find(p.groups.begin(), p.groups.end(), *a.admin_gid) != p.groups.end()) return protocol::Role::admin;
     return protocol::Role::user;
   }
-  if (p.transport == "tcp") return a.admin_gid ? protocol::Role::user : protocol::Role::admin;
+  if (p.transport == "tcp") return protocol::Role::user;  // admin only after AUTH with the token
   if (p.transport == "frigate") return protocol::Role::user;  // Frigate's detector: read-only (docs/frigate.md)
   return protocol::Role::admin;  // usb, spi, local, internal: whoever holds the cable or the process
 }
@@ -378,8 +398,18 @@ void Server::submit(Session& s, const protocol::Request& request, protocol::Resp
     return done();
   }
   auto self = s.shared_from_this();
+  // START_ACQUIRE_SINGLE waits for its camera frame outside the engine's turn: the engine's grabber waits for it
+  // while the request stays held in the queue (its session's later requests behind it, other sessions' work going
+  // on); then it runs with the frame staged. Without a model, while streaming or with an injected frame nothing is
+  // grabbed (the handler answers or takes the injected frame).
+  std::shared_ptr<EngineSlot::Grab> grab;
+  if (EngineSlot* g = h->scope == Scope::engine ? engine(request.header.engine) : nullptr;
+      g && request.header.cmd == static_cast<uint32_t>(protocol::Command::START_ACQUIRE_SINGLE) && g->has_sensor() &&
+      workers_->grabber(g->number()) && g->has_model() &&
+      g->acquire_mode() != EngineSlot::AcquireMode::stream && !s.has_injected_frame(g->number()))
+    grab = std::make_shared<EngineSlot::Grab>();
   // `done` moves into the job: nothing of the caller's may outlive the answer (a transport may be gone right after).
-  EngineQueue::Job job = [this, self = std::move(self), h, &request, &response, received, answered,
+  EngineQueue::Job job = [this, self = std::move(self), h, &request, &response, received, answered, grab,
                           done = std::move(done)](bool dropped) {
     if (dropped) {
       refuse(*self, request, response,
@@ -389,7 +419,9 @@ void Server::submit(Session& s, const protocol::Request& request, protocol::Resp
       const uint64_t queue_ns = ns_since(received);
       EngineSlot* slot = h->scope == Scope::engine ? engine(request.header.engine) : nullptr;
       const uint64_t inferences = slot ? slot->request_inferences() : 0;
+      if (grab && slot) slot->stage_grab(grab);
       run(*self, *h, request, response, queue_ns);
+      if (grab && slot) slot->stage_grab(nullptr);
       if (slot) {
         // Only this job runs the slot's request inferences now (the engine's turn): a change is this request's.
         EngineMetrics& em = metrics_->engine(slot->number());
@@ -404,7 +436,17 @@ void Server::submit(Session& s, const protocol::Request& request, protocol::Resp
     answered();
     done();
   };
-  if (!queue_for(request, *h).push(s.id(), std::move(job))) job(true);
+  if (!grab) {
+    if (!queue_for(request, *h).push(s.id(), std::move(job))) job(true);
+    return;
+  }
+  const uint32_t n = request.header.engine;
+  const uint64_t owner = s.id(), ticket = next_grab_ticket_.fetch_add(1) + 1;
+  if (!workers_->queue(n).push_held(owner, ticket, std::move(job))) return job(true);
+  boost::asio::post(*workers_->grabber(n), [this, n, owner, ticket, grab] {
+    *grab = engines_[n]->grab_frame();
+    workers_->queue(n).release(owner, ticket);
+  });
 }
 
 void Server::handle(Session& s, const protocol::Request& request, protocol::Response& response) {
@@ -474,14 +516,45 @@ Status Server::infer_call(Session& s, EngineSlot& slot, std::span<const protocol
 }
 
 Status Server::acquire_single(Session& s, EngineSlot& slot, uint64_t queue_ns,
-                              const std::optional<AcquireWindow>& window) {
+                              const std::optional<AcquireWindow>& window, bool infer) {
   if (slot.acquire_mode() == EngineSlot::AcquireMode::stream)
     return make_error(Errc::bad_command, "engine {} is streaming; stop the stream first", slot.number());
   slot.set_acquire_mode(EngineSlot::AcquireMode::single);
   Status st = slot.acquire_frame(s, window);
   slot.set_acquire_mode(EngineSlot::AcquireMode::idle);
   AISRV_TRY(std::move(st));
+  if (!infer) return ok();
   return start_inference(s, slot, queue_ns);
+}
+
+// A stream round's outputs and timing, copied from the stream's own session to the session that started it (while
+// that one is open), so the starter reads them with GET_OUTPUT_TENSOR / GET_TIMINGS as an XMOS host does. Engine's
+// turn only. A starter whose memory cap the outputs would pass is told once (ERROR_LIMIT and a log line).
+void Server::hand_stream_outputs(Stream& stream, EngineSlot& slot) {
+  std::shared_ptr<Session> starter;
+  {
+    std::lock_guard lock(sessions_mu_);
+    if (auto it = sessions_.find(stream.starter_id); it != sessions_.end()) starter = it->second.lock();
+  }
+  const auto m = slot.model();
+  if (!starter || starter->closed() || !m) return;
+  std::vector<std::vector<uint8_t>> outputs(m->info.outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (!stream.session->read_output(*m, static_cast<uint32_t>(i), [&](std::span<const uint8_t> b) {
+          outputs[i].assign(b.begin(), b.end());
+        }))
+      return;
+  auto timing = stream.session->timing_record(*m);
+  if (!timing) return;
+  if (Status room = starter->reserve_outputs(*m); !room) {
+    if (!stream.starter_over_limit)
+      starter->note(slot.number(), AISRV_STATUS_ERROR_LIMIT,
+                    fmt::format("the acquire stream's outputs are not kept for this session: {}", room.error().message));
+    stream.starter_over_limit = true;
+    return;
+  }
+  stream.starter_over_limit = false;
+  starter->store_outputs(*m, [&](size_t i) { return std::span<const uint8_t>(outputs[i]); }, std::move(*timing));
 }
 
 Status Server::start_stream(Session& s, EngineSlot& slot, std::chrono::milliseconds interval) {
@@ -532,8 +605,38 @@ Status Server::start_stream(Session& s, EngineSlot& slot, std::chrono::milliseco
     EngineSlot& slot = *engines_[n];
     Session& session = *stream->session;
     if (session.closed()) return stop_stream(slot);
+    if (!stream->grabbed) {
+      // First half: wait for the camera's next frame on the engine's grabber, outside the engine's turn (a stalled
+      // camera holds no other session's work), then come back in the engine's turn with it.
+      boost::asio::post(*workers_->grabber(n), [this, n, weak, next_round] {
+        auto grab = std::make_shared<EngineSlot::Grab>(engines_[n]->grab_frame());
+        auto stream = weak.lock();
+        if (!stream || stream->stopped) return;
+        stream->grabbed = std::move(grab);  // read in the engine's turn after the queue hands the job over
+        EngineQueue::Job job = next_round;
+        (void)workers_->queue(n).push(stream->session->id(), std::move(job));
+      });
+      return;
+    }
+    const auto grab = std::move(stream->grabbed);
+    if (grab->bad) {
+      // A frame the camera spoiled (driver error flag, short, corrupt JPEG) is skipped and counted; the stream goes
+      // on. The first one and then at most one line a second say so.
+      ++stream->bad;
+      const auto now = std::chrono::steady_clock::now();
+      if (stream->bad_reported == 0 || now - stream->last_bad_report >= std::chrono::seconds(1)) {
+        slot.log().add(fmt::format("acquire stream: skipped {} bad frame(s) ({} in all), the last: {}",
+                                   stream->bad - stream->bad_reported, stream->bad, grab->status.error().message));
+        stream->bad_reported = stream->bad;
+        stream->last_bad_report = now;
+      }
+      workers_->queue(n).push_after(session.id(), stream->interval, next_round);
+      return;
+    }
+    slot.stage_grab(grab);
     Status st = slot.acquire_frame(session);
     if (st) st = start_inference(session, slot, 0);
+    if (st) hand_stream_outputs(*stream, slot);
     if (!st) {
       // Everyone using the engine learns it once: ERROR_SENSOR in their next GET_STATUS, and a log line.
       const std::string line = fmt::format("acquire stream stopped after an error: {}", st.error().message);
@@ -592,8 +695,10 @@ void Server::stop_stream(EngineSlot& slot) {
   if (!stream || stream->stopped.exchange(true)) return;
   slot.set_acquire_mode(EngineSlot::AcquireMode::idle);
   workers_->queue(slot.number()).cancel_timer();
-  slot.log().add(fmt::format("acquire stream of {} stopped: {} frame(s) inferred, {} dropped by the camera",
-                             stream->starter, stream->frames, slot.frames_dropped() - stream->dropped_start));
+  slot.log().add(fmt::format("acquire stream of {} stopped: {} frame(s) inferred, {} dropped by the camera, {} bad "
+                             "frame(s) skipped",
+                             stream->starter, stream->frames, slot.frames_dropped() - stream->dropped_start,
+                             stream->bad));
   close_session(*stream->session, "the stream stopped");
 }
 

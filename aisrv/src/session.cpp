@@ -261,6 +261,11 @@ std::optional<std::vector<uint8_t>> Session::take_injected_frame(const LoadedMod
   return frame;
 }
 
+bool Session::has_injected_frame(uint32_t engine) const {
+  std::lock_guard lock(mu_);
+  return engine < state_.size() && state_[engine].injected_frame.has_value();
+}
+
 void Session::set_last_frame(uint32_t engine, std::vector<uint8_t> frame) {
   std::lock_guard lock(mu_);
   if (closed_.load()) return;

@@ -1,25 +1,29 @@
 // aisrv interpreter — a V4L2 camera as a frame source: format negotiation (the requested FOURCC or the first usable
 // one the device offers; an error lists what it offers), mmap streaming buffers, poll with a timeout, the newest
-// frame (older ones counted as dropped, never queued), conversion to RGB or grey (YUYV with BT.601 limited range,
-// RGB24, BGR24, GREY; MJPEG through engine/image's JPEG decoder), then crop, resize and quantization for the input
-// (engine/image). A device that goes away (ENODEV, EIO) is closed; the next capture opens it again.
+// frame (older ones counted as dropped, never queued), bad frames (driver error flag, short, corrupt JPEG) refused
+// and counted, conversion to RGB or grey (frame_source.cpp), then crop, resize and quantization for the input
+// (engine/image). Hotplug: a device absent at start or gone later (ENODEV, EIO) is closed and opened again at the
+// next grab, once the path is there; an idle unplug and replug (the path names a new device node) is noticed at the
+// next grab, which opens the new device at once instead of failing on the old handle.
 #include <fcntl.h>
 #include <linux/videodev2.h>
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <chrono>
 #include <fmt/format.h>
 #include <vector>
 
 #include "aisrv/frame_source.hpp"
-#include "aisrv/image/image.hpp"
-#include "aisrv/image/tensor_image.hpp"
 
 namespace aisrv::server {
 
@@ -44,28 +48,6 @@ int xioctl(int fd, unsigned long request, void* arg) {
   return r;
 }
 
-uint8_t clamp8(int v) { return static_cast<uint8_t>(std::clamp(v, 0, 255)); }
-
-// YUYV (Y0 U Y1 V per two pixels), ITU-R BT.601 limited range, integer arithmetic (8-bit fixed point).
-void yuyv_to_rgb(const uint8_t* src, uint32_t width, uint32_t height, uint32_t stride, image::Image& out) {
-  out.width = width;
-  out.height = height;
-  out.channels = 3;
-  out.pixels.resize(static_cast<size_t>(width) * height * 3);
-  for (uint32_t y = 0; y < height; ++y) {
-    const uint8_t* row = src + static_cast<size_t>(y) * stride;
-    uint8_t* o = out.pixels.data() + static_cast<size_t>(y) * width * 3;
-    for (uint32_t x = 0; x < width; ++x) {
-      const uint8_t* pair = row + (x & ~1u) * 2;
-      const int c = 298 * (pair[(x & 1) * 2] - 16);
-      const int d = pair[1] - 128, e = pair[3] - 128;
-      *o++ = clamp8((c + 409 * e + 128) >> 8);
-      *o++ = clamp8((c - 100 * d - 208 * e + 128) >> 8);
-      *o++ = clamp8((c + 516 * d + 128) >> 8);
-    }
-  }
-}
-
 class V4l2FrameSource final : public FrameSource {
  public:
   explicit V4l2FrameSource(V4l2Options o) : options_(std::move(o)) {}
@@ -80,34 +62,29 @@ class V4l2FrameSource final : public FrameSource {
 
   Status open_device() {
     const int fd = ::open(options_.device.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-      return make_error(errno == ENOENT ? Errc::not_found : Errc::io_error, "cannot open {}: {}", options_.device,
-                        std::strerror(errno));
+    if (fd < 0) {
+      const int err = errno;
+      present_.store(false, std::memory_order_relaxed);
+      if (err == ENOENT || err == ENODEV || err == ENXIO)
+        return make_error(Errc::not_found, "{} is absent ({}); it is opened when it appears", options_.device,
+                          std::strerror(err));
+      return make_error(Errc::io_error, "cannot open {}: {}", options_.device, std::strerror(err));
+    }
     fd_ = fd;
     auto st = configure();
     if (!st) close_device();
+    present_.store(static_cast<bool>(st), std::memory_order_relaxed);
     return st;
   }
 
-  Status capture(const protocol::TensorInfo& input, const std::optional<AcquireWindow>& window,
-                 std::span<uint8_t> frame) override {
+  bool present() const override { return present_.load(std::memory_order_relaxed); }
+  uint64_t bad_frames() const override { return bad_.load(std::memory_order_relaxed); }
+
+  Status grab(const protocol::TensorInfo&, SensorFrame& out) override {
+    // An idle unplug and replug: the handle still open is the old device's; udev made a new node for the new one.
+    if (fd_ >= 0 && node_replaced()) close_device();
     if (fd_ < 0) AISRV_TRY(open_device());
-    image::Image picture;
-    auto st = grab(picture);
-    if (!st) return st;
-    image::Preprocess pre;
-    if (window) {
-      pre.crop = image::Crop{window->x0, window->y0, window->x1 - window->x0, window->y1 - window->y0};
-      if (auto c = image::check_crop(picture, *pre.crop); !c)
-        return make_error(Errc::bad_length, "{}: {}", describe(), c.error().message);
-    }
-    auto tensor = image::image_to_tensor(picture, input, pre);
-    if (!tensor) return make_error(tensor.error().code, "{}: {}", describe(), tensor.error().message);
-    if (tensor->size() != frame.size())
-      return make_error(Errc::internal, "{}: converted frame is {} bytes, the input takes {}", describe(),
-                        tensor->size(), frame.size());
-    std::memcpy(frame.data(), tensor->data(), frame.size());
-    return ok();
+    return grab_open(out);
   }
 
  private:
@@ -228,14 +205,23 @@ class V4l2FrameSource final : public FrameSource {
     const int err = errno;
     const std::string where = describe();
     close_device();
-    return make_error(Errc::io_error, "{}: {}: {} (closed; the next acquisition opens it again)", where, what,
+    present_.store(false, std::memory_order_relaxed);
+    return make_error(Errc::sensor_error, "{}: {}: {} (closed; the next acquisition opens it again)", where, what,
                       std::strerror(err));
+  }
+
+  // The open handle's device node is not the one the path names now (removed at an unplug, made again at a replug:
+  // another inode), or the path is gone.
+  bool node_replaced() const {
+    struct stat open_node {}, named {};
+    if (::fstat(fd_, &open_node) != 0 || ::stat(options_.device.c_str(), &named) != 0) return true;
+    return open_node.st_ino != named.st_ino || open_node.st_dev != named.st_dev || open_node.st_rdev != named.st_rdev;
   }
 
   // The newest frame: everything already queued up is given back, then the next one is waited for, so a single
   // acquisition never returns a picture taken long before it was asked for. Dropped frames are counted from the
   // driver's sequence numbers: those given back here and those the driver itself dropped for want of a buffer.
-  Status grab(image::Image& out) {
+  Status grab_open(SensorFrame& out) {
     v4l2_buffer b{};
     for (;;) {
       b = v4l2_buffer{};
@@ -253,7 +239,7 @@ class V4l2FrameSource final : public FrameSource {
       if (r < 0 && errno == EINTR) continue;
       if (r < 0) return lost("poll");
       if (r == 0)
-        return make_error(Errc::infer_error, "{}: no frame within {} ms (the camera stalled)", describe(),
+        return make_error(Errc::sensor_error, "{}: no frame within {} ms (the camera stalled)", describe(),
                           options_.timeout_ms);
       if (p.revents & (POLLERR | POLLHUP)) {
         errno = ENODEV;
@@ -272,51 +258,30 @@ class V4l2FrameSource final : public FrameSource {
       dropped_.fetch_add(b.sequence - last_sequence_ - 1, std::memory_order_relaxed);
     last_sequence_ = b.sequence;
     have_sequence_ = true;
-    auto st = convert(static_cast<const uint8_t*>(buffers_[b.index].start), b.bytesused, out);
+    if (b.index >= buffers_.size()) {
+      errno = EINVAL;
+      return lost("the driver returned an unknown buffer");
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    const size_t used = std::min<size_t>(b.bytesused, buffers_[b.index].length);
+    const BufferFormat format{pixelformat_, width_, height_, stride_};
+    auto st = decode_buffer(format, (b.flags & V4L2_BUF_FLAG_ERROR) != 0,
+                            std::span<const uint8_t>(static_cast<const uint8_t*>(buffers_[b.index].start), used),
+                            out.picture, describe());
+    out.convert_ns = std::chrono::steady_clock::now() - t0;
+    out.what = describe();
+    out.sequence = b.sequence;
+    out.captured = (b.flags & V4L2_BUF_FLAG_TIMESTAMP_MASK) == V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC
+                       ? std::chrono::seconds(b.timestamp.tv_sec) + std::chrono::microseconds(b.timestamp.tv_usec)
+                       : std::chrono::nanoseconds(0);
+    if (!st && st.error().code == Errc::sensor_error) bad_.fetch_add(1, std::memory_order_relaxed);
     if (xioctl(fd_, VIDIOC_QBUF, &b) < 0) return lost("VIDIOC_QBUF");
     return st;
   }
 
-  Status convert(const uint8_t* data, size_t size, image::Image& out) {
-    const size_t need = static_cast<size_t>(stride_) * height_;
-    if (pixelformat_ != V4L2_PIX_FMT_MJPEG && size < need)
-      return make_error(Errc::infer_error, "{}: a frame of {} bytes, {} expected", describe(), size, need);
-    switch (pixelformat_) {
-      case V4L2_PIX_FMT_YUYV: yuyv_to_rgb(data, width_, height_, stride_, out); return ok();
-      case V4L2_PIX_FMT_RGB24:
-      case V4L2_PIX_FMT_BGR24:
-      case V4L2_PIX_FMT_GREY: {
-        const uint32_t ch = pixelformat_ == V4L2_PIX_FMT_GREY ? 1 : 3;
-        out.width = width_;
-        out.height = height_;
-        out.channels = ch;
-        out.pixels.resize(static_cast<size_t>(width_) * height_ * ch);
-        for (uint32_t y = 0; y < height_; ++y) {
-          const uint8_t* row = data + static_cast<size_t>(y) * stride_;
-          uint8_t* o = out.pixels.data() + static_cast<size_t>(y) * width_ * ch;
-          if (pixelformat_ == V4L2_PIX_FMT_BGR24) {
-            for (uint32_t x = 0; x < width_; ++x) {
-              o[x * 3] = row[x * 3 + 2];
-              o[x * 3 + 1] = row[x * 3 + 1];
-              o[x * 3 + 2] = row[x * 3];
-            }
-          } else {
-            std::memcpy(o, row, static_cast<size_t>(width_) * ch);
-          }
-        }
-        return ok();
-      }
-      case V4L2_PIX_FMT_MJPEG: {
-        auto picture = image::decode_image(std::span<const uint8_t>(data, size), describe());
-        if (!picture) return picture.error();
-        out = std::move(*picture);
-        return ok();
-      }
-      default: return make_error(Errc::internal, "{}: unexpected format", describe());
-    }
-  }
-
   V4l2Options options_;
+  std::atomic<bool> present_{false};
+  std::atomic<uint64_t> bad_{0};
   int fd_ = -1;
   bool streaming_ = false;
   uint32_t width_ = 0, height_ = 0, stride_ = 0, pixelformat_ = 0;
@@ -328,40 +293,79 @@ class V4l2FrameSource final : public FrameSource {
 
 }  // namespace
 
+namespace {
+
+bool is_size(const std::string& s, uint32_t& w, uint32_t& h) {
+  unsigned a = 0, b = 0;
+  char x = 0, extra = 0;
+  if (std::sscanf(s.c_str(), "%u%c%u%c", &a, &x, &b, &extra) != 3 || x != 'x') return false;
+  w = a;
+  h = b;
+  return true;
+}
+
+// Four letters or digits (or trailing spaces), at least one letter: a FOURCC, not the tail of a device path.
+bool looks_like_fourcc(const std::string& s) {
+  if (s.size() != 4) return false;
+  bool letter = false;
+  for (char c : s) {
+    if (std::isalpha(static_cast<unsigned char>(c))) letter = true;
+    else if (!std::isdigit(static_cast<unsigned char>(c)) && c != ' ') return false;
+  }
+  return letter;
+}
+
+}  // namespace
+
+// "v4l2:DEVICE[:WxH[:FOURCC]]". DEVICE may itself contain ':' (/dev/v4l/by-path/pci-0000:00:14.0-usb-0:1:1.0-…), so
+// the size and format are taken from the end: the last field is a size, or a FOURCC after a size (or an empty one).
 Result<V4l2Options> parse_v4l2_spec(const std::string& spec) {
   if (spec.rfind("v4l2:", 0) != 0) return make_error(Errc::invalid_argument, "'{}' is not v4l2:DEVICE…", spec);
+  const std::string rest = spec.substr(5);
+  auto usage = [&] {
+    return make_error(Errc::invalid_argument, "'{}': expected v4l2:/dev/videoN[:WxH[:FOURCC]] (or a /dev/v4l/by-id or "
+                      "by-path name)", spec);
+  };
   V4l2Options o;
-  std::vector<std::string> parts;
-  size_t at = 5;
-  for (;;) {
-    const size_t colon = spec.find(':', at);
-    parts.push_back(spec.substr(at, colon == std::string::npos ? std::string::npos : colon - at));
-    if (colon == std::string::npos) break;
-    at = colon + 1;
+  std::string device = rest;
+  const size_t last = rest.rfind(':');
+  if (last != std::string::npos) {
+    const std::string tail = rest.substr(last + 1);
+    const std::string head = rest.substr(0, last);
+    const size_t prev = head.rfind(':');
+    const std::string middle = prev == std::string::npos ? std::string() : head.substr(prev + 1);
+    uint32_t w = 0, h = 0;
+    if (is_size(tail, w, h)) {
+      o.width = w;
+      o.height = h;
+      device = head;
+    } else if (looks_like_fourcc(tail) && prev != std::string::npos && (middle.empty() || is_size(middle, w, h))) {
+      o.width = w;
+      o.height = h;
+      o.fourcc = tail;
+      device = head.substr(0, prev);
+    } else if (looks_like_fourcc(tail)) {
+      return make_error(Errc::invalid_argument, "'{}': the format {} needs a size before it (:WxH:{} or ::{})", spec,
+                        tail, tail, tail);
+    } else if (tail.find('x') != std::string::npos && !tail.empty() && std::isdigit(static_cast<unsigned char>(tail[0])) &&
+               tail.find_first_not_of("0123456789x") == std::string::npos) {
+      return make_error(Errc::invalid_argument, "'{}': size '{}' is not WxH", spec, tail);
+    }
   }
-  if (parts.empty() || parts[0].empty() || parts[0][0] != '/' || parts.size() > 3)
-    return make_error(Errc::invalid_argument, "'{}': expected v4l2:/dev/videoN[:WxH[:FOURCC]]", spec);
-  o.device = parts[0];
-  if (parts.size() >= 2 && !parts[1].empty()) {
-    unsigned w = 0, h = 0;
-    char x = 0;
-    if (std::sscanf(parts[1].c_str(), "%u%c%u", &w, &x, &h) != 3 || x != 'x' || w == 0 || h == 0 || w > 16384 ||
-        h > 16384)
-      return make_error(Errc::invalid_argument, "'{}': size '{}' is not WxH", spec, parts[1]);
-    o.width = w;
-    o.height = h;
-  }
-  if (parts.size() == 3) {
-    if (parts[2].size() != 4) return make_error(Errc::invalid_argument, "'{}': FOURCC '{}' is not 4 characters", spec,
-                                                parts[2]);
-    o.fourcc = parts[2];
-  }
+  if (device.empty() || device[0] != '/') return usage();
+  // A ':' left in the device is only taken from udev's persistent names; elsewhere it is a size or format mistyped.
+  if (device.find(':') != std::string::npos && device.rfind("/dev/v4l/", 0) != 0) return usage();
+  if ((o.width || o.height) && (o.width == 0 || o.height == 0 || o.width > 16384 || o.height > 16384))
+    return make_error(Errc::invalid_argument, "'{}': size {}x{} is not WxH within 1..16384", spec, o.width, o.height);
+  o.device = device;
   return o;
 }
 
+// The device may be absent (not plugged in yet): the source is made anyway and opens it at the first grab once it
+// is there. A device that is there but unusable (not a camera, no usable format or size) is an error now.
 Result<std::unique_ptr<FrameSource>> open_v4l2_frame_source(const V4l2Options& options) {
   auto source = std::make_unique<V4l2FrameSource>(options);
-  AISRV_TRY(source->open_device());  // fail at start-up for a missing device or an unusable format
+  if (auto st = source->open_device(); !st && st.error().code != Errc::not_found) return st.error();
   return std::unique_ptr<FrameSource>(std::move(source));
 }
 

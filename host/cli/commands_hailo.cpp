@@ -1,8 +1,9 @@
 // aisrv CLI — Hailo-8 device commands, run locally through our hailo_pci driver layer (no server involved):
 //   aisrv hailo scan                         list Hailo-8 devices (path, PCI address, driver, firmware, board)
 //   aisrv hailo identify [--device PATH]     firmware version, architecture, board name, serial, part, product
-// Without a device both print "no Hailo-8 device found (looked in …)" and exit 3 (not found). The places looked
-// in can be moved with AISRV_HAILO_SYSFS_CLASS and AISRV_HAILO_DEV_DIR (for tests and unusual setups).
+// Exit codes (kHailoExitCodes, shown by --help; docs/cli.md): 0 a device identified; 3 no Hailo-8 device found, or none
+// answered (the message says where it looked and why); 2 usage. The places looked in can be moved with
+// AISRV_HAILO_SYSFS_CLASS and AISRV_HAILO_DEV_DIR (for tests and unusual setups).
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -50,6 +51,11 @@ nlohmann::json scan_json(const std::vector<hd::ScanEntry>& entries) {
   return {{"devices", list}};
 }
 
+// Both subcommands' exit codes, as their --help prints them (the CLI's general table, applied to a local device).
+constexpr const char* kHailoExitCodes =
+    "Exit codes: 0 a Hailo-8 device was identified; 3 no Hailo-8 device was found, or none answered (the message "
+    "says where it looked and why); 2 usage.";
+
 }  // namespace
 
 void add_hailo_commands(CLI::App& app, CliContext& ctx) {
@@ -57,6 +63,7 @@ void add_hailo_commands(CLI::App& app, CliContext& ctx) {
   hailo->require_subcommand(1);
 
   auto* scan = hailo->add_subcommand("scan", "List the Hailo-8 devices and identify each");
+  scan->footer(kHailoExitCodes);
   scan->callback([&ctx] {
     ctx.run([&]() -> Status {
       hd::LinuxDriverOpener opener;
@@ -75,6 +82,7 @@ void add_hailo_commands(CLI::App& app, CliContext& ctx) {
 
   auto device = std::make_shared<std::string>();
   auto* identify = hailo->add_subcommand("identify", "Firmware version, architecture, board name and serial of a device");
+  identify->footer(kHailoExitCodes);
   identify->add_option("-d,--device", *device, "Device node (default: the first Hailo-8 found), e.g. /dev/hailo0");
   identify->callback([&ctx, device] {
     ctx.run([&]() -> Status {

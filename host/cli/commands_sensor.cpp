@@ -5,6 +5,7 @@
 
 #include <charconv>
 
+#include "aisrv/protocol/limits.h"
 #include "cli_context.hpp"
 #include "file_io.hpp"
 #include "output_report.hpp"
@@ -30,7 +31,10 @@ Result<client::Client::Window> parse_window(const std::string& text) {
                                 static_cast<uint16_t>(v[3])};
 }
 
-const char* mode_name(uint32_t m) { return m == 0 ? "idle" : m == 1 ? "single" : m == 2 ? "stream" : "unknown"; }
+// GET_ACQUIRE_MODE (XMOS's values): 0 single (not streaming), 1 stream.
+const char* mode_name(uint32_t m) {
+  return m == AISRV_ACQUIRE_MODE_SINGLE ? "single" : m == AISRV_ACQUIRE_MODE_STREAM ? "stream" : "unknown";
+}
 
 // Integers as C would read them: decimal, 0x hex.
 Result<uint32_t> parse_uint(const std::string& text, const char* what, uint32_t max) {
@@ -52,14 +56,17 @@ void add_sensor_commands(CLI::App& app, CliContext& ctx) {
 
   struct SingleArgs {
     std::string window, frame_out;
+    bool no_infer = false;
     OutputArgs out;
   };
   auto single_args = std::make_shared<SingleArgs>();
   auto* single = acquire->add_subcommand(
-      "single", "Capture a frame, preprocess it into input 0 and infer (START_ACQUIRE_SINGLE); print the outputs");
+      "single", "Capture a frame, preprocess it into input 0 and infer (START_ACQUIRE_SINGLE, tensor 1); print the "
+                "outputs (--no-infer: only fill input 0, as an XMOS host's START_ACQUIRE_SINGLE)");
   single->add_option("--window", single_args->window,
                      "X0,X1,Y0,Y1: crop this part of the picture (ends exclusive), resized to the input");
   single->add_option("--frame-out", single_args->frame_out, "Write the frame as fed to input 0 to this file");
+  single->add_flag("--no-infer", single_args->no_infer, "Only fill input 0 (no inference, no outputs printed)");
   single->add_option("-o,--out", single_args->out.outputs, "Write output tensor 0, 1, ... to these files");
   single->add_option("--labels", single_args->out.labels, "Labels file (one per line) for the top-k listing");
   single->add_option("--top", single_args->out.top, "How many top classes to list (default 5)");
@@ -70,10 +77,15 @@ void add_sensor_commands(CLI::App& app, CliContext& ctx) {
       std::optional<client::Client::Window> window;
       if (!single_args->window.empty()) window = AISRV_TRY(parse_window(single_args->window));
       const auto labels = AISRV_TRY(read_labels(single_args->out.labels));
-      AISRV_TRY(c->acquire_single(e, window));
+      AISRV_TRY(c->acquire_single(e, window, !single_args->no_infer));
       const auto info = AISRV_TRY(c->tensor_info(e));
       if (!single_args->frame_out.empty())
         AISRV_TRY(write_file(single_args->frame_out, AISRV_TRY(c->sensor_frame(e))));
+      if (single_args->no_infer) {
+        if (ctx.options.json) ctx.print_json({{"engine", e}, {"inferred", false}});
+        else fmt::print("engine {}: frame acquired into input 0 (no inference)\n", e);
+        return ok();
+      }
       nlohmann::json outputs = nlohmann::json::array();
       for (size_t i = 0; i < info.outputs.size(); ++i) {
         const auto bytes = AISRV_TRY(c->get_output(e, static_cast<uint32_t>(i)));
@@ -121,7 +133,7 @@ void add_sensor_commands(CLI::App& app, CliContext& ctx) {
     });
   });
 
-  acquire->add_subcommand("mode", "Print the acquisition mode (GET_ACQUIRE_MODE: idle, single, stream)")
+  acquire->add_subcommand("mode", "Print the acquisition mode (GET_ACQUIRE_MODE: single (not streaming) or stream)")
       ->callback([&ctx] {
         ctx.run([&]() -> Status {
           auto* c = AISRV_TRY(ctx.client());
@@ -162,7 +174,7 @@ void add_sensor_commands(CLI::App& app, CliContext& ctx) {
   struct SetArgs {
     uint32_t line = 0;
     std::optional<bool> enable;
-    std::optional<int32_t> threshold;
+    std::optional<double> threshold;
   };
   auto set_args = std::make_shared<SetArgs>();
   auto* set = gpio->add_subcommand("set", "Enable/disable a line and set its threshold (admin)");
@@ -170,7 +182,7 @@ void add_sensor_commands(CLI::App& app, CliContext& ctx) {
   set->add_option("--enable", set_args->enable, "1: the line follows the output, 0: held low");
   set->add_option("--threshold", set_args->threshold,
                   "The line is high when its output element is above this (the element's own units: raw int8/uint8 "
-                  "values for quantized outputs)");
+                  "values for quantized outputs, an integer; a number such as 0.5 for a float32 output)");
   set->callback([&ctx, set_args] {
     ctx.run([&]() -> Status {
       if (!set_args->enable && !set_args->threshold)

@@ -3,8 +3,9 @@
 // MoveNet), the
 // median inference latency with kernels=opt against kernels=ref, both measured in this process on the same loaded
 // model and interleaved run by run (so both see the same machine state), the ratio, and the MAC rate achieved; also
-// the optimised backend's portable C++ level (what a processor without AVX2 runs) against the same baseline, and
-// kernels=opt on 2 threads (--threads) against kernels=opt on one.
+// every lower SIMD level of the optimised backend this processor runs (portable C++ — what a processor without AVX2
+// runs —, AVX2, AVX-VNNI, ...) against the same baseline, each level against the AVX2 level
+// (cpu_MODEL_latency_median_opt_LEVEL_vs_avx2), and kernels=opt on 2 threads (--threads) against kernels=opt on one.
 // Beside ours it prints TensorFlow Lite Micro's own reference-kernel latency on this kind of machine — a constant
 // copied from ../shared/testdata/expected/EXPECTED.md, labelled as such, not measured here.
 //
@@ -149,8 +150,8 @@ bool run_model(BenchCase& mc, const Options& opt) {
   std::vector<Measured> m;
   m.push_back({"", make_kernel_backend("opt"), nullptr, {}, {}, {}});
   m.push_back({"", make_kernel_backend("ref"), nullptr, {}, {}, {}});
-  if (detect_simd_level() > SimdLevel::portable)
-    m.push_back({"", make_optimized_kernel_backend(SimdLevel::portable), nullptr, {}, {}, {}});
+  for (SimdLevel level : available_simd_levels())
+    if (level != detect_simd_level()) m.push_back({"", make_optimized_kernel_backend(level), nullptr, {}, {}, {}});
   // kernels=opt on the worker pool (threads=2), against [0] (threads=1)
   const size_t threaded = m.size();
   m.push_back({"", make_optimized_kernel_backend(detect_simd_level(), opt.threads), nullptr, {}, {}, {}});
@@ -247,11 +248,22 @@ bool run_model(BenchCase& mc, const Options& opt) {
     bench::report("cpu_" + name + "_latency_median_threads" + std::to_string(opt.threads), t * scale, unit,
                   "threads=1", f * scale, unit, f / t);
   }
-  for (size_t k = 2; k < threaded; ++k) {
+  // Every level against ref, and against the AVX2 level where that runs here (the best level is m[0]).
+  auto level_of = [](const Measured& x) {
+    return x.label.substr(x.label.find('(') + 1, x.label.size() - x.label.find('(') - 2);
+  };
+  double avx2_ms = 0;
+  for (size_t k = 0; k < threaded; ++k)
+    if (k != 1 && level_of(m[k]) == "avx2") avx2_ms = median(m[k].ms);
+  for (size_t k = 0; k < threaded; ++k) {
+    if (k == 1) continue;
     const double l = median(m[k].ms);
-    const std::string level(m[k].label.substr(m[k].label.find('(') + 1, m[k].label.size() - m[k].label.find('(') - 2));
+    const std::string level = level_of(m[k]);
     bench::report("cpu_" + name + "_latency_median_opt_" + level, l * scale, unit, "kernels=ref", r * scale, unit,
                   r / l);
+    if (avx2_ms > 0 && level != "avx2")
+      bench::report("cpu_" + name + "_latency_median_opt_" + level + "_vs_avx2", l * scale, unit, "opt_avx2",
+                    avx2_ms * scale, unit, avx2_ms / l);
   }
   // The LSTM operator alone (its share of the model, per-operator times of the same runs): the kernel the
   // optimised backend is measured on for recurrent models.

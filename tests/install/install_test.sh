@@ -3,7 +3,8 @@
 # it: the files are where GNUInstallDirs puts them (versioned SONAMEs, headers, CMake package, pkg-config files, man
 # pages, completion, units, MCU sources), and an install with --prefix DIR keeps every file in DIR; an application
 # outside the tree builds with find_package(aisrv CONFIG) and with pkg-config (C with -std=c99 -Werror), and runs
-# against the installed aisrvd (client library) and in-process (server library).
+# against the installed aisrvd (client library) and in-process (server library); a daemon installed with --prefix
+# starts from its installed configuration file on a machine without the aisrv-admins group.
 #   install_test.sh BUILD_DIR SOURCE_DIR "CXX_FLAGS" TESTDATA_DIR
 set -euo pipefail
 build="$1" src="$2" flags="$3" testdata="$4"
@@ -31,6 +32,31 @@ outside=$(find "$guard" ! -type d | grep -v "^$guard$other/" || true)
 [ -z "$outside" ] || fail "cmake --install --prefix $other wrote outside the prefix: ${outside//$guard/}"
 [ -f "$guard$other/etc/aisrv/aisrvd.conf" ] || fail "cmake --install --prefix $other: no etc/aisrv/aisrvd.conf in it"
 
+# An install without the Debian package has no aisrv-admins group (only the package's sysusers file creates it): the
+# daemon installed with --prefix DIR starts from DIR with the configuration file installed there, warns that the group
+# is missing and what that means, and answers the installed tool.
+plain="$tmp/plain-prefix"
+cmake --install "$build" --prefix "$plain" >"$tmp/install-plain.log" || { cat "$tmp/install-plain.log"; fail "cmake --install --prefix $plain"; }
+grep -q '^admin-group = "aisrv-admins"' "$plain/etc/aisrv/aisrvd.conf" || fail "the installed aisrvd.conf names no admin-group"
+mkdir -m 700 "$tmp/plain-run"
+"$plain/sbin/aisrvd" --config "$plain/etc/aisrv/aisrvd.conf" --engine 0=cpu --listen "unix:$tmp/plain-run/s.sock" \
+  >"$tmp/plain-daemon.log" 2>&1 &
+daemon_pid=$!
+for _ in $(seq 200); do [ -S "$tmp/plain-run/s.sock" ] && break; kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.05; done
+[ -S "$tmp/plain-run/s.sock" ] || { cat "$tmp/plain-daemon.log"; fail "$plain/sbin/aisrvd with its installed aisrvd.conf did not start"; }
+out=$("$plain/bin/aisrv" --connect "unix:$tmp/plain-run/s.sock" version) || fail "the installed aisrv against the installed aisrvd"
+[[ "$out" == *"server: aisrvd"* ]] || fail "aisrv version printed '$out'"
+if getent group aisrv-admins >/dev/null; then
+  echo "the group aisrv-admins exists on this machine: the missing-group warning is not checked"
+else
+  grep -q "group 'aisrv-admins' does not exist: only root and aisrvd's own user" "$tmp/plain-daemon.log" ||
+    { cat "$tmp/plain-daemon.log"; fail "no warning naming the missing group aisrv-admins"; }
+fi
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" || { cat "$tmp/plain-daemon.log"; fail "the aisrvd installed with --prefix exited with $?"; }
+daemon_pid=""
+echo "installed with --prefix $plain: aisrvd started from its own aisrvd.conf without the aisrv-admins group"
+
 # --- what is where -------------------------------------------------------------------------------------------------
 for f in sbin/aisrvd bin/aisrv include/aisrv/client/client.hpp include/aisrv/phy/aisrv_local.h \
          include/aisrv/protocol/commands.h include/aisrv/build_info.hpp share/aisrv/mcu/src/aisrv_mcu.c \
@@ -51,6 +77,27 @@ conf=$(find "$root" -path '*/aisrv/aisrvd.conf' | head -1)
 [ -n "$conf" ] || fail "missing aisrvd.conf"
 grep -q "ExecStart=.*/aisrvd --config" "$prefix/lib/systemd/system/aisrvd.service" || fail "unit without ExecStart"
 man -l "$prefix/share/man/man1/aisrv.1.gz" 2>/dev/null | grep -q "bench" || fail "aisrv(1) does not describe bench"
+# Man pages written for man: a NAME line saying what the program is, nothing about how the page was made, every
+# SEE ALSO page either installed here or present on this system, and the documents they name installed.
+for page in man1/aisrv.1.gz:aisrv man8/aisrvd.8.gz:aisrvd; do
+  file="$prefix/share/man/${page%%:*}" program=${page#*:}
+  text=$(LC_ALL=C.UTF-8 MANWIDTH=1000 man -l "$file" 2>/dev/null)  # wide: no line breaks inside paths
+  name=$(sed -n '/^NAME/{n;p;q}' <<< "$text" | sed 's/^ *//')
+  case "$name" in
+    "aisrv - command-line client of the aisrv AI inference server"|"aisrvd - AI inference server: "*) ;;
+    *) fail "$program's NAME line does not say what it is: '$name'" ;;
+  esac
+  ! grep -qiE "made from|this page is made" <<< "$text" || fail "$program's page talks about how it was made"
+  see_also=$(sed -n '/^SEE ALSO/,/^[A-Z]/p' <<< "$text")
+  for ref in $(grep -oE '[a-z][a-z0-9_.-]*\([1-8]\)' <<< "$see_also" | sort -u); do
+    n=${ref%(*} sec=${ref#*(}; sec=${sec%)}
+    [ -e "$prefix/share/man/man$sec/$n.$sec.gz" ] || man -w "$sec" "$n" >/dev/null 2>&1 ||
+      fail "$program's SEE ALSO names $ref, which neither this install nor this system has"
+  done
+  for doc in $(grep -oE '/usr/share/doc/[A-Za-z0-9_./-]*[A-Za-z0-9_]' <<< "$text" | sort -u); do
+    [ -e "$root$doc" ] || fail "$program's page names $doc, which the install does not have"
+  done
+done
 # bash completion, generated from the programs' parsers: subcommands, their options, the daemon's options
 complete_words() {  # complete_words PROGRAM WORD... : what bash offers for the last word
   bash -c 'source /usr/share/bash-completion/bash_completion; source "$0"; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1));

@@ -19,11 +19,20 @@ using aisrv::test::run;
 
 namespace {
 
+// TCP peers are users unless they AUTH: the TCP target sends the token (--token-file) so both targets are admin.
+std::string write_token_file(const test::TempDir& dir) {
+  const std::string path = dir.file("token");
+  std::ofstream(path) << "cli-test-token-0123456789abcdef\n";
+  ::chmod(path.c_str(), 0600);
+  return path;
+}
+
 struct Fixture {
   test::TempDir dir;
   std::string sock = dir.file("s.sock");
+  std::string token_file = write_token_file(dir);
   test::ServerProcess server{{AISRV_TEST_SERVER, "--listen", "unix:" + sock, "--listen", "tcp:0", "--engines", "2",
-                              "--chain", "0:1"},
+                              "--chain", "0:1", "--token-file", token_file},
                              sock};
   std::string unix_target = "unix:" + sock;
   std::string tcp_target;
@@ -32,6 +41,7 @@ struct Fixture {
 
   test::RunResult cli(std::vector<std::string> args, const std::string& target = {}) {
     std::vector<std::string> full{AISRV_CLI, "--connect", target.empty() ? unix_target : target};
+    if (target.rfind("tcp:", 0) == 0) full.insert(full.end(), {"--token-file", token_file});
     full.insert(full.end(), args.begin(), args.end());
     return run(full);
   }
@@ -202,7 +212,7 @@ TEST_CASE("acquire, gpio and i2c subcommands: frames in, outputs out; what the s
   std::ofstream(model, std::ios::binary).write(reinterpret_cast<const char*>(m.data()), std::streamsize(m.size()));
   REQUIRE(cli({"load", model}).exit_code == 0);
   auto r = cli({"acquire", "mode"});
-  CHECK(r.out == "engine 0: idle\n");
+  CHECK(r.out == "engine 0: single\n");  // XMOS's value 0: not streaming
   // Frame 0, then frame 1: the frame as fed and the outputs are written and printed.
   const std::string frame_file = dir.file("frame.bin"), out_file = dir.file("out.bin");
   r = cli({"acquire", "single", "--frame-out", frame_file, "-o", out_file});
@@ -216,6 +226,11 @@ TEST_CASE("acquire, gpio and i2c subcommands: frames in, outputs out; what the s
   CHECK(slurp(out_file) == test::expected_output({5, 6, 7, 8}, 4, 0));
   auto j = json_of(cli({"--json", "acquire", "single"}));
   CHECK(j["outputs"][0]["raw"] == nlohmann::json::array({17, 33, 49, 65}));
+  // --no-infer: what an XMOS host's START_ACQUIRE_SINGLE does, input 0 only.
+  r = cli({"acquire", "single", "--no-infer", "--frame-out", frame_file});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out == "engine 0: frame acquired into input 0 (no inference)\n");
+  CHECK(slurp(frame_file) == std::vector<uint8_t>{5, 6, 7, 8});
   // Each invocation is a session of its own: a frame it did not acquire is not there, unless a stream runs.
   r = cli({"acquire", "frame"});
   CHECK(r.exit_code == 1);

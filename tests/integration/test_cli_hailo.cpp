@@ -44,6 +44,24 @@ TEST_CASE("no device: scan and identify say where they looked and exit 3") {
   CHECK(d.err.find("no Hailo-8 device at " + dir.file("dev") + "/hailo5") != std::string::npos);
 }
 
+TEST_CASE("scan and identify document their exit codes in --help as docs/cli.md does") {
+  const std::string codes = "Exit codes: 0 a Hailo-8 device was identified; 3 no Hailo-8 device was found, or none "
+                            "answered";
+  for (const char* sub : {"scan", "identify"}) {
+    auto h = test::run({AISRV_CLI, "hailo", sub, "--help"});
+    CHECK(h.exit_code == 0);
+    std::string flat = h.out;  // CLI11 may wrap the footer
+    for (auto& c : flat)
+      if (c == '\n') c = ' ';
+    CHECK_MESSAGE(flat.find(codes) != std::string::npos, sub << " --help: " << h.out);
+  }
+  std::ifstream doc(AISRV_DOCS_DIR "/cli.md");
+  const std::string text((std::istreambuf_iterator<char>(doc)), std::istreambuf_iterator<char>());
+  CHECK(text.find("| `hailo scan` | the Hailo-8 devices on this machine (through the hailo_pci driver), each "
+                  "identified; exit 0 when one was identified, 3 when none was found or none answered") !=
+        std::string::npos);
+}
+
 TEST_CASE("the default places, on a machine without the driver") {
   if (fs::exists("/sys/class/hailo_chardev") || fs::exists("/dev/hailo0")) {
     MESSAGE("this machine has a Hailo driver or node; the no-device check does not apply");
@@ -63,10 +81,10 @@ TEST_CASE("a node that is not the hailo_pci driver is listed but not identified"
   std::ofstream(dir.file("class") + "/hailo0/accelerator_type") << "0";
   std::ofstream(dir.file("dev") + "/hailo0") << "";  // a regular file: every ioctl fails with ENOTTY
   auto s = hailo({"hailo", "scan"}, dir);
-  CHECK(s.exit_code != 0);
+  CHECK(s.exit_code == 3);  // found, none answered: as --help and docs/cli.md say
   CHECK(s.out.find("[-] " + dir.file("dev") + "/hailo0  PCI 0000:01:00.0  id 1e60:2864\n") != std::string::npos);
   CHECK(s.out.find("QUERY_DRIVER_INFO failed: the driver does not know this ioctl (ENOTTY") != std::string::npos);
   auto i = hailo({"hailo", "identify"}, dir);
-  CHECK(i.exit_code != 0);
+  CHECK(i.exit_code == 3);
   CHECK(i.err.find(dir.file("dev") + "/hailo0: QUERY_DRIVER_INFO failed") != std::string::npos);
 }

@@ -22,6 +22,7 @@ import tempfile
 import time
 
 BUILD, TESTDATA = sys.argv[1], sys.argv[2]
+PYTHON_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "host", "python", "aisrv")
 PACKAGES = ["aisrvd", "aisrv-tools", "libaisrv-client0", "libaisrv-server0", "libaisrv-dev", "python3-aisrv"]
 failures = []
 
@@ -44,6 +45,64 @@ def field(deb, name):
 def contents(deb):
     # "mode owner size date time ./path" or, for a symbolic link, "... ./path -> target"
     return [line.split(None, 5)[5].split(" -> ")[0].lstrip(".") for line in run("dpkg-deb", "-c", deb).splitlines()]
+
+
+# Run by unshare in a private mount namespace: an overlay of / (the machine stays untouched), chroot into it.
+PYTHON_OVERLAY_SCRIPT = """
+set -e
+m=$1 upper=$2 work=$3
+mount -t overlay overlay -o "lowerdir=/,upperdir=$upper,workdir=$work" "$m"
+mount -t proc proc "$m/proc"
+mount --rbind /dev "$m/dev"
+mount -t tmpfs tmpfs "$m/run"
+chroot "$m" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 sh /aisrv-test/run.sh
+"""
+# Inside the chroot: install, import as root (Python writes __pycache__ where it may), remove.
+PYTHON_DPKG_SCRIPT = """
+pkg=/usr/lib/python3/dist-packages/aisrv
+dpkg -i /aisrv-test/python3-aisrv.deb >/dev/null || exit 1
+echo "installed: $(find $pkg -name '*.pyc' | wc -l) .pyc files"
+python3 -c 'import aisrv, aisrv.client; print(aisrv.__file__)' || exit 1
+echo "after import: $(find $pkg -name '*.pyc' | wc -l) .pyc files"
+dpkg -r python3-aisrv >/dev/null || exit 1
+echo "removed: left $(find $pkg 2>/dev/null | wc -l) paths"
+find $pkg 2>/dev/null | head -5
+exit 0
+"""
+
+
+def python_install_remove(tmp, deb):
+    """dpkg -i, import as root, dpkg -r of python3-aisrv in a copy-on-write view of this machine (an overlay of / in a
+    private mount namespace, chroot into it): the machine itself is not changed. Needs root, unshare and overlayfs."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        print("not root or no unshare: the dpkg install/remove of python3-aisrv is not run")
+        return
+    if subprocess.run(["dpkg-query", "-W", "python3-numpy"], capture_output=True).returncode != 0:
+        print("python3-numpy not installed: the dpkg install/remove of python3-aisrv is not run")
+        return
+    d = os.path.join(tmp, "overlay")
+    for sub in ("upper", "work", "merged", "upper/aisrv-test"):
+        os.makedirs(os.path.join(d, sub))
+    shutil.copy(deb, os.path.join(d, "upper/aisrv-test/python3-aisrv.deb"))
+    with open(os.path.join(d, "upper/aisrv-test/run.sh"), "w") as f:
+        f.write(PYTHON_DPKG_SCRIPT)
+    r = subprocess.run(["unshare", "--mount", "--fork", "sh", "-c", PYTHON_OVERLAY_SCRIPT, "sh",
+                        os.path.join(d, "merged"), os.path.join(d, "upper"), os.path.join(d, "work")],
+                       capture_output=True, text=True, timeout=300)
+    out = (r.stdout + r.stderr).strip()
+    if r.returncode != 0 and "installed:" not in out:
+        # No overlay or no mount namespace here (a container without CAP_SYS_ADMIN): say so, fail only when required.
+        check(os.environ.get("AISRV_REQUIRE_DPKG_CHROOT") != "1", "dpkg install/remove in an overlay: " + out[-300:])
+        print("cannot install into an overlay of / here: the dpkg install/remove of python3-aisrv is not run: " +
+              out[-300:])
+        return
+    modules = len([f for f in os.listdir(PYTHON_SOURCE) if f.endswith(".py")])
+    compiled = re.search(r"installed: (\d+) \.pyc", out)
+    check(r.returncode == 0 and compiled is not None and int(compiled.group(1)) >= modules,
+          "python3-aisrv byte-compiled by its postinst (py3compile) at dpkg -i, %d modules: %s"
+          % (modules, out.replace("\n", "; ")))
+    check(r.returncode == 0 and "removed: left 0 paths" in out,
+          "dpkg -r python3-aisrv leaves no __pycache__ (prerm: py3clean), not even after an import as root")
 
 
 def main():
@@ -115,6 +174,18 @@ def main():
             check(os.access(path, os.X_OK) and subprocess.run(["sh", "-n", path]).returncode == 0,
                   "aisrvd %s is an executable shell script that parses" % script)
 
+        # --- one synopsis per package (the first line of Description) ---------------------------------------------
+        synopses = {name: field(deb, "Description").split("\n")[0].strip() for name, deb in debs.items()}
+        check(all(synopses.values()) and len(set(synopses.values())) == len(synopses),
+              "each package has its own synopsis: " + "; ".join("%s: %s" % kv for kv in synopses.items()))
+        for name, deb in debs.items():  # one leading space: a second one would make the line verbatim (lintian)
+            extended = run("dpkg-deb", "-f", deb, "Description").split("\n")[1:]
+            check(all(l.startswith(" ") and not l.startswith("  ") for l in extended if l),
+                  "%s: the extended description's lines start with one space" % name)
+
+        # --- python3-aisrv installed and removed by dpkg: byte-compiled at install, nothing left after removal -------
+        python_install_remove(tmp, debs["python3-aisrv"])
+
         # --- unpack and start the service as systemd would --------------------------------------------------------
         root = os.path.join(tmp, "root")
         for deb in debs.values():
@@ -126,6 +197,11 @@ def main():
         exec_start = shlex.split(re.search(r"^ExecStart=(.*)$", unit, re.M).group(1))
         sock_unit = open(os.path.join(root, "usr/lib/systemd/system/aisrvd.socket")).read()
         check("ListenStream=/run/aisrv/aisrv.sock" in sock_unit, "the socket unit listens on /run/aisrv/aisrv.sock")
+        # The socket's directory belongs to the socket unit: a RuntimeDirectory=aisrv of the service would be re-owned
+        # and deleted by systemd under the listening socket (tests/vm/systemd runs it under a real systemd).
+        runtime_dirs = " ".join(re.findall(r"^RuntimeDirectory=(.*)$", unit, re.M)).split()
+        check("aisrv" not in runtime_dirs and re.search(r"^DirectoryMode=0755$", sock_unit, re.M) is not None,
+              "/run/aisrv belongs to aisrvd.socket (0755), not to the service's RuntimeDirectory= (%s)" % runtime_dirs)
         # The packaged configuration, with the admin group (created by sysusers on a real install) left out here.
         conf_path = exec_start[exec_start.index("--config") + 1]
         conf = open(root + conf_path).read()

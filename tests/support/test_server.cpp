@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
     logger->error("{}", st.error().message);
     return 2;
   }
+  for (const auto& note : options.notes) logger->warn("{}", note);
   options.listen = listen;
   options.usb_ffs = usb_ffs;
   options.chains = *chains;

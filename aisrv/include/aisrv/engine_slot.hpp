@@ -1,5 +1,6 @@
 // aisrv interpreter — one engine addressed by its number: what all sessions share. The inference backend and its
-// arena, the loaded model (published as an immutable LoadedModel snapshot with a generation number), the engine's
+// arena, the loaded model (published as an immutable LoadedModel snapshot with a generation number; a replacement is
+// prepared in a sibling backend beside the loaded model and swapped in when ready), the engine's
 // state bits (BUSY/SENSING), its shared debug log, the sensor and the chain target. Tensors, outputs, timings and error
 // bits are not here: they belong to sessions (aisrv/session.hpp). An inference copies the session's inputs into the
 // backend, runs, and copies the outputs back into the session, all under the engine's lock, so one engine does one
@@ -39,7 +40,7 @@ class EngineSlot {
   ~EngineSlot();
 
   uint32_t number() const { return number_; }
-  std::string_view kind() const { return backend_->kind(); }
+  std::string_view kind() const { return kind_; }
   // The shared log: lines every session of this engine may read.
   DebugLog& log() { return *log_; }
 
@@ -47,8 +48,14 @@ class EngineSlot {
   std::shared_ptr<const LoadedModel> model() const;
   bool has_model() const { return model() != nullptr; }
 
-  // Model lifecycle. A failed load leaves the engine without a model (never half-loaded). Either way the generation
-  // advances, so tensors of sessions written for the old model are recognised as stale.
+  // Model lifecycle. A load on an engine with a model replaces it atomically when the backend gives a sibling
+  // (InferenceBackend::make_sibling): the new model is loaded and checked beside the old one, which keeps serving,
+  // then backend and snapshot are swapped in the engine's turn and the old backend is freed — no request ever sees
+  // the engine without a model. A failed replace (a bad model, or both models not fitting in memory) changes nothing:
+  // the old model, its generation and the sessions' tensors stay valid, and the error says so. Without a sibling, or
+  // without a loaded model, the old model is unloaded first and a failed load leaves the engine without a model
+  // (never half-loaded). A load that succeeds, and any load that first unloaded, advance the generation, so tensors
+  // of sessions written for the old model are recognised as stale.
   Status load_model(std::span<const uint8_t> model, engine::Placement placement, std::string_view source);
   Status unload_model();
 
@@ -97,9 +104,26 @@ class EngineSlot {
   enum class AcquireMode : uint32_t { idle = 0, single = 1, stream = 2 };
   void attach_sensor(std::unique_ptr<FrameSource> source, std::unique_ptr<I2cBus> i2c = nullptr);
   bool has_sensor() const { return sensor_ != nullptr; }
-  // Captures one frame (or takes the session's injected one) into the session's input 0; the caller then infers.
+  // A frame grabbed outside the engine's turn, waiting for it.
+  struct Grab {
+    Status status = ok();
+    SensorFrame frame;
+    bool bad = false;      // the sensor delivered a bad frame (counted; a stream skips it)
+    bool skipped = false;  // no model input to grab for then: acquire_frame grabs in its turn
+  };
+  // Waits for the sensor's next frame for the current model's input 0 (SENSING meanwhile). Blocking: called on the
+  // sensor's own thread (the server's grabber), never in the engine's turn; grabs are serialised.
+  Grab grab_frame();
+  // The grab the next acquire_frame in this engine turn uses (the server stages it before running the request).
+  void stage_grab(std::shared_ptr<Grab> grab) { staged_ = std::move(grab); }
+  // Fits a frame into the session's input 0: the session's injected one, else the staged grab, else (no grab
+  // staged) one grabbed now; the caller then infers.
   Status acquire_frame(Session& session, const std::optional<AcquireWindow>& window = {});
+  uint64_t bad_frames() const { return sensor_ ? sensor_->bad_frames() : 0; }
+  bool sensor_present() const { return sensor_ && sensor_->present(); }
   Status write_sensor_register(uint8_t address, uint8_t reg, uint8_t value);
+  // 16-bit register addresses (START_ACQUIRE_SET_I2C's 4-byte extension): needs the sensor's I2C bus.
+  Status write_sensor_register16(uint8_t address, uint16_t reg, uint8_t value);
   AcquireMode acquire_mode() const { return mode_.load(); }
   uint64_t frames_dropped() const { return sensor_ ? sensor_->dropped() : 0; }
   bool has_i2c() const { return i2c_ != nullptr; }
@@ -114,6 +138,14 @@ class EngineSlot {
   engine::LogFn log_fn();
   Result<std::shared_ptr<const LoadedModel>> require_model() const;  // mu_ held
   void publish(std::shared_ptr<const LoadedModel> m);
+  // Loads `bytes` into `backend` and applies the interpreter's limits (tensor count, payload size, buffer sizes);
+  // on any refusal `backend` is left without a model. mu_ held.
+  Result<engine::ModelInfo> prepare_locked(engine::InferenceBackend& backend, std::span<const uint8_t> bytes,
+                                           engine::Placement placement);
+  // Publishes the snapshot of a model `backend_` now holds, logs it (naming the model it replaced, if any), takes the
+  // output GPIO lines. mu_ held.
+  void publish_loaded_locked(engine::ModelInfo info, size_t bytes, std::string_view source,
+                             const LoadedModel* replaced);
   // Runs the backend with BUSY set and cancel armed for `owner`; mu_ held.
   Result<std::vector<protocol::LayerTime>> invoke_locked(uint64_t owner, uint64_t& compute_ns);
   void copy_outputs_locked(const LoadedModel& m, std::vector<std::vector<uint8_t>>* out);
@@ -125,7 +157,8 @@ class EngineSlot {
   void set_failure(std::optional<std::string> why);
 
   const uint32_t number_;
-  const std::unique_ptr<engine::InferenceBackend> backend_;
+  std::unique_ptr<engine::InferenceBackend> backend_;  // mu_ (swapped by a model replace)
+  const std::string kind_, options_;                   // the backend's (a sibling has the same): read lock-free
   const uint32_t max_payload_;
   const std::unique_ptr<DebugLog> log_;
   std::optional<uint32_t> chain_target_;
@@ -144,6 +177,8 @@ class EngineSlot {
   mutable std::mutex failure_mu_;  // failure_
   std::string failure_;
   std::unique_ptr<FrameSource> sensor_;
+  std::mutex sensor_mu_;          // the source's grab and register writes, one at a time
+  std::shared_ptr<Grab> staged_;  // engine's turn only
   std::unique_ptr<I2cBus> i2c_;
   std::unique_ptr<OutputGpio> gpio_;
   bool gpio_failing_ = false;  // mu_

@@ -2,8 +2,10 @@
 // after an inference (docs/sensors-gpio.md). Follows xmos/aisrv's HandleGpio: mode 0 (threshold) drives line i high
 // when element i exceeds line i's threshold; mode 1 (max) drives only the line whose index is the arg-max of the whole
 // tensor, and only if that element exceeds the line's threshold. Differences from XMOS: enable is per line (XMOS:
-// one flag for all), the threshold is an i32 compared with the element's value in its own type (integer types
-// raw, float32 as a number; XMOS: int8 only), and the arg-max is the true one (XMOS starts its search at 0).
+// one flag for all; set_all_enabled is its form), the threshold is a number compared with the element's value in its
+// own type (integer types raw, float32 as a number; XMOS: int8 only), and the arg-max is the true one (XMOS starts its
+// search at 0). Released lines (model unloaded, shutdown) are driven to their idle level (low) first, so a LED that
+// was lit goes out.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +24,7 @@ enum class GpioMode : uint32_t { threshold = 0, max = 1 };
 
 struct GpioPolicy {
   std::vector<uint8_t> enabled;   // per line; disabled lines are held low
-  std::vector<int32_t> threshold; // per line; default -128 as XMOS
+  std::vector<double> threshold;  // per line; default -128 as XMOS (a float32 output's may be fractional)
   GpioMode mode = GpioMode::threshold;
 };
 
@@ -35,13 +37,18 @@ std::vector<uint8_t> gpio_levels(const GpioPolicy& policy, const protocol::Tenso
 class OutputGpio {
  public:
   explicit OutputGpio(std::unique_ptr<GpioLines> lines);
+  ~OutputGpio() { release(); }  // the daemon stops: lines to the idle level
+  OutputGpio(const OutputGpio&) = delete;
+  OutputGpio& operator=(const OutputGpio&) = delete;
   std::string describe() const { return lines_->describe(); }
   size_t count() const { return lines_->count(); }
 
   Result<uint32_t> enabled(uint32_t line) const;
   Status set_enabled(uint32_t line, uint32_t on);
-  Result<int32_t> threshold(uint32_t line) const;
-  Status set_threshold(uint32_t line, int32_t value);
+  // XMOS's SET_OUTPUT_GPIO_EN: one flag for every line.
+  Status set_all_enabled(uint32_t on);
+  Result<double> threshold(uint32_t line) const;
+  Status set_threshold(uint32_t line, double value);  // Errc::bad_length for NaN
   GpioMode mode() const;
   Status set_mode(uint32_t mode);
 
@@ -49,7 +56,7 @@ class OutputGpio {
   Status drive(const protocol::TensorInfo& info, std::span<const uint8_t> bytes);
   // The levels last driven (all 0 before the first).
   std::vector<uint8_t> levels() const;
-  // Model loaded / unloaded: take / give back the lines.
+  // Model loaded / unloaded: take / give back the lines; release drives them to the idle level (low) first.
   Status request();
   void release();
 

@@ -49,6 +49,7 @@ namespace aisrv::server {
 // The version of this server library (libaisrv-server), e.g. "0.1.0".
 std::string_view library_version();
 
+class AuthThrottle;
 class CommandTable;
 class EngineQueue;
 struct Handler;
@@ -63,9 +64,10 @@ struct SensorConfig {
 // flash writes and erase, acquire streams, sensor registers, engine-wide cancel) need the admin role.
 struct AccessOptions {
   // Unix peers: without a group every peer that can open the socket is admin; with one, admins are root, the
-  // daemon's own user and members of this group, the rest are users. TCP peers without a token: admin without a
-  // group, else users (a TCP peer has no credentials). USB, SPI and in-process peers are admin; Frigate's detector
-  // connections (transport "frigate") are users.
+  // daemon's own user and members of this group, the rest are users. TCP peers are users (a TCP peer's uid is
+  // unknown: a loopback listener must not make every local user admin); with a token, a TCP session that sent it
+  // with AUTH is admin. USB, SPI and in-process peers are admin; Frigate's detector connections (transport
+  // "frigate") are users.
   std::optional<uint32_t> admin_gid;
   // When set, a TCP session may only HELLO / GET_VERSION / GET_ID / AUTH until it sent this token; it is then admin.
   std::string token;
@@ -94,6 +96,8 @@ class Server {
 
   // --- sessions ----------------------------------------------------------------------------------------------------
   std::shared_ptr<Session> open_session(Peer peer);
+  // The role a session of `peer` starts with (AccessOptions); transports use it to keep connection slots for admins.
+  protocol::Role role_for(const Peer& peer) const;
   // Idempotent. `why` ends up in the log lines of what was cancelled ("disconnected", "link reset").
   void close_session(Session& session, std::string_view why = "the client disconnected");
   size_t session_count() const;
@@ -140,6 +144,8 @@ class Server {
   uint32_t capabilities() const;
   void add_capabilities(uint32_t bits) { options_.extra_capabilities |= bits; }
   const AccessOptions& access() const { return options_.access; }
+  // Failed-AUTH backoff (AUTH's handler).
+  AuthThrottle& auth_throttle() { return *auth_throttle_; }
   const SessionLimits& session_limits() const { return options_.session; }
 
   // One inference on `slot` with `session`'s tensors, then its chain (if any). A failure further down a chain is
@@ -148,11 +154,14 @@ class Server {
   // INFER: inputs from the request, outputs into `answer`, then the chain.
   Status infer_call(Session& session, EngineSlot& slot, std::span<const protocol::InferTensor> inputs,
                     uint64_t queue_ns, std::vector<uint8_t>& answer);
-  // Acquire one sensor frame into the session's input 0, then start_inference.
+  // Acquire one sensor frame into the session's input 0; with `infer`, then start_inference in the same engine turn.
+  // START_ACQUIRE_SINGLE passes infer = false for tensor 0 (XMOS) and true for tensor 1 (the aisrv extension); the
+  // in-process C API (aisrv_local_acquire_single) keeps acquire-and-infer.
   Status acquire_single(Session& session, EngineSlot& slot, uint64_t queue_ns,
-                        const std::optional<AcquireWindow>& window = {});
-  // Continuous acquire + infer every `interval` in the engine's turn for `session`, until stop_stream, an error, or
-  // the session closing.
+                        const std::optional<AcquireWindow>& window = {}, bool infer = true);
+  // Continuous acquire + infer every `interval` in the engine's turn, in a session of its own, until stop_stream or an
+  // error. Each round's outputs and timings are also handed to `session` (the starter) while it is open, so it reads
+  // them with GET_OUTPUT_TENSOR as on XMOS.
   Status start_stream(Session& session, EngineSlot& slot, std::chrono::milliseconds interval);
   void stop_stream(EngineSlot& slot);
   // GET_SENSOR_TENSOR for a session that acquired nothing itself: the running stream's last frame.
@@ -178,7 +187,7 @@ class Server {
   void refuse(Session& session, const protocol::Request& request, protocol::Response& response, const Error& e);
   EngineQueue& queue_for(const protocol::Request& request, const Handler& h);
   void run_chain(Session& session, uint32_t from, std::vector<std::vector<uint8_t>> outputs);
-  protocol::Role role_for(const Peer& peer) const;
+  void hand_stream_outputs(Stream& stream, EngineSlot& slot);
   class Workers;
 
   ServerOptions options_;
@@ -188,8 +197,10 @@ class Server {
   std::unique_ptr<ServerMetrics> metrics_;  // before engines_: the slots record into it
   std::vector<std::unique_ptr<EngineSlot>> engines_;
   std::unique_ptr<CommandTable> commands_;
+  std::unique_ptr<AuthThrottle> auth_throttle_;
   std::unique_ptr<Workers> workers_;
   std::atomic<bool> shutting_down_{false};
+  std::atomic<uint64_t> next_grab_ticket_{0};  // tickets of requests held in a queue while their frame is grabbed
 
   mutable std::mutex sessions_mu_;  // sessions_, next_session_, flash_owner_, streams_
   std::unordered_map<uint64_t, std::weak_ptr<Session>> sessions_;

@@ -100,6 +100,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // --- sensor frames (acquire commands) --------------------------------------------------------------------------
   Status inject_frame(const LoadedModel& m, std::span<const uint8_t> frame);
   std::optional<std::vector<uint8_t>> take_injected_frame(const LoadedModel& m);
+  // A frame waits to be taken (START_ACQUIRE_SINGLE then grabs none from the camera).
+  bool has_injected_frame(uint32_t engine) const;
   void set_last_frame(uint32_t engine, std::vector<uint8_t> frame);
   Status read_frame(uint32_t engine, std::vector<uint8_t>& out);
 

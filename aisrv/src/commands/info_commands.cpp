@@ -2,6 +2,7 @@
 // GET_DEBUG_LOG, GET_ENGINE_INFO, GET_SESSION_INFO, GET_SERVER_STATS, CANCEL_INFER, AUTH, SET_SERVER.
 #include "aisrv/build_info.hpp"
 #include "aisrv/protocol/bytes.hpp"
+#include "auth_throttle.hpp"
 #include "command_table.hpp"
 
 namespace aisrv::server {
@@ -127,8 +128,16 @@ Status auth(CommandContext& c) {
     return make_error(Errc::not_supported, "this server has no token configured (aisrvd --token-file); AUTH is not "
                                            "needed");
   }
-  if (c.request.payload.size() > AISRV_MAX_TOKEN || !same_secret(c.request.payload, token))
+  // Guessing is throttled per peer address (the port changes with every connection) and for the whole server.
+  const server::Peer& peer = c.session.peer();
+  const std::string address = peer.address.empty() ? peer.describe() : peer.address.substr(0, peer.address.rfind(':'));
+  AuthThrottle& throttle = c.server.auth_throttle();
+  AISRV_TRY(throttle.admit(address));
+  if (c.request.payload.size() > AISRV_MAX_TOKEN || !same_secret(c.request.payload, token)) {
+    throttle.failed(address);
     return make_error(Errc::denied, "wrong token from {}", c.session.name());
+  }
+  throttle.succeeded(address);
   c.session.authenticate(protocol::Role::admin);
   return ok();
 }

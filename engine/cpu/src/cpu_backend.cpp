@@ -4,8 +4,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 
+#include "aisrv/engine/cpu/optimized_backend.hpp"
 #include "interpreter.hpp"
 
 namespace aisrv::engine::cpu {
@@ -28,15 +30,37 @@ Result<CpuOptions> parse_cpu_options(const EngineSpec& spec) {
                             kMaxThreads);
         o.threads = n;
       }
+    } else if (key == "simd") {
+      if (value == "auto") {
+        o.simd.reset();
+        continue;
+      }
+      const std::optional<SimdLevel> level = parse_simd_level(value);
+      if (!level)
+        return make_error(Errc::invalid_argument,
+                          "cpu: simd={} is not one of auto, portable, avx2, avx_vnni, avx512_vnni, neon, neon_dot",
+                          value);
+      const auto available = available_simd_levels();
+      if (std::find(available.begin(), available.end(), *level) == available.end()) {
+        std::string names;
+        for (SimdLevel l : available) names += (names.empty() ? "" : ", ") + std::string(simd_level_name(l));
+        return make_error(Errc::invalid_argument, "cpu: simd={}: this processor does not run it (it runs: {})", value,
+                          names);
+      }
+      o.simd = *level;
     } else if (key == "verify") {
       o.verify = AISRV_TRY(parse_bool(value));
     } else if (key == "arena") {
       o.arena_budget = AISRV_TRY(parse_size(value));
       if (o.arena_budget == 0) return make_error(Errc::invalid_argument, "cpu: arena=0 leaves no memory");
     } else {
-      return make_error(Errc::invalid_argument, "cpu: unknown option '{}' (known: kernels, threads, verify, arena)", key);
+      return make_error(Errc::invalid_argument,
+                        "cpu: unknown option '{}' (known: kernels, simd, threads, verify, arena)", key);
     }
   }
+  if (o.simd && o.kernels != "opt")
+    return make_error(Errc::invalid_argument, "cpu: simd={} needs kernels=opt (the reference kernels are plain C++)",
+                      simd_level_name(*o.simd));
   if (o.threads > 1 && o.kernels != "opt")
     return make_error(Errc::invalid_argument, "cpu: threads={} needs kernels=opt (the reference kernels run on one thread)",
                       o.threads);
@@ -44,7 +68,9 @@ Result<CpuOptions> parse_cpu_options(const EngineSpec& spec) {
 }
 
 Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const CpuOptions& options) {
-  std::unique_ptr<KernelBackend> primary = make_kernel_backend(options.kernels, options.threads);
+  std::unique_ptr<KernelBackend> primary = options.simd && options.kernels == "opt"
+                                               ? make_optimized_kernel_backend(*options.simd, options.threads)
+                                               : make_kernel_backend(options.kernels, options.threads);
   if (!primary) return make_error(Errc::invalid_argument, "cpu: kernels={} is not one of ref, opt", options.kernels);
   std::unique_ptr<KernelBackend> checker = options.verify ? make_kernel_backend("ref") : nullptr;
   return std::make_unique<CpuBackend>(options, std::move(primary), std::move(checker));
@@ -57,7 +83,9 @@ CpuBackend::CpuBackend(CpuOptions options, std::unique_ptr<KernelBackend> primar
 CpuBackend::~CpuBackend() = default;
 
 std::string CpuBackend::options() const {
-  return fmt::format("kernels={},threads={},verify={},arena={}", primary_->name(), options_.threads,
+  const std::optional<SimdLevel> level = simd_level_of(*primary_);
+  return fmt::format("kernels={}{},threads={},verify={},arena={}", primary_->name(),
+                     level ? ",simd=" + std::string(simd_level_name(*level)) : std::string(), options_.threads,
                      checker_ ? "on" : "off", options_.arena_budget);
 }
 
@@ -81,6 +109,20 @@ Result<ModelInfo> CpuBackend::load(std::span<const uint8_t> model, const LoadOpt
 
 void CpuBackend::unload() { model_.reset(); }
 
+std::unique_ptr<InferenceBackend> CpuBackend::make_sibling() const {
+  // The same kernels at the same SIMD level (simd= or the level detected when this backend was made).
+  const std::optional<SimdLevel> level = simd_level_of(*primary_);
+  std::unique_ptr<KernelBackend> primary = level ? make_optimized_kernel_backend(*level, options_.threads)
+                                                 : make_kernel_backend(primary_->name(), options_.threads);
+  if (!primary || primary->name() != primary_->name()) return nullptr;
+  std::unique_ptr<KernelBackend> checker;
+  if (checker_) {
+    checker = make_kernel_backend(checker_->name());
+    if (!checker) return nullptr;
+  }
+  return std::make_unique<CpuBackend>(options_, std::move(primary), std::move(checker));
+}
+
 std::span<uint8_t> CpuBackend::input(size_t index) { return model_ ? model_->input(index) : std::span<uint8_t>{}; }
 
 std::span<const uint8_t> CpuBackend::output(size_t index) const {
@@ -94,7 +136,9 @@ Result<std::vector<LayerTime>> CpuBackend::invoke(const InvokeContext& ctx) {
 
 void register_cpu_backend(BackendRegistry& registry) {
   registry.add("cpu",
-               "TensorFlow Lite INT8 interpreter; options kernels=ref|opt (default opt), threads=K|auto (default 1), "
+               "TensorFlow Lite INT8 interpreter; options kernels=ref|opt (default opt), simd=auto|LEVEL (opt's "
+               "instruction set: portable, avx2, avx_vnni, avx512_vnni, neon, neon_dot; default auto = the best "
+               "here), threads=K|auto (default 1), "
                "verify=on|off (compare every operator with ref), arena=SIZE (default 64M)",
                [](const EngineSpec& spec) -> Result<std::unique_ptr<InferenceBackend>> {
                  const CpuOptions options = AISRV_TRY(parse_cpu_options(spec));

@@ -142,6 +142,16 @@ class Hailo8Backend final : public InferenceBackend {
     return info;
   }
 
+  // A sibling only validates its HEF and sizes its host tensors at load: it touches the device first at its first
+  // invoke, after the interpreter has destroyed this backend (and with it the configured network group and the
+  // device's in-use mark: one process, one VDevice per device). So the old model serves until the new HEF is known
+  // good, and the device holds one network group at a time. The loaded libhailort is shared, not reopened.
+  std::unique_ptr<InferenceBackend> make_sibling() const override {
+    auto sibling = std::make_unique<Hailo8Backend>(options_);
+    sibling->library_ = library_;
+    return sibling;
+  }
+
   void unload() override {
     session_.reset();  // releases vstreams, HEF and device before the library may go
     loaded_ = false;
@@ -236,7 +246,7 @@ class Hailo8Backend final : public InferenceBackend {
   std::string hef_hint_;
   bool quantizes_ = false, dequantizes_ = false;
   std::vector<HostTensor> inputs_, outputs_;
-  std::unique_ptr<runtime::HailortLibrary> library_;  // declared before session_: destroyed after it
+  std::shared_ptr<runtime::HailortLibrary> library_;  // declared before session_: destroyed after it; shared by siblings
   std::unique_ptr<runtime::Session> session_;
 };
 

@@ -5,6 +5,8 @@
 #include "aisrv/client/usb_transport.hpp"
 #include "aisrv/client/spi_transport.hpp"
 #include <cerrno>
+#include <climits>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
@@ -202,7 +204,7 @@ Status Client::get_output(uint32_t engine, uint32_t tensor, std::vector<uint8_t>
   return call(op(Command::GET_OUTPUT_TENSOR), engine, tensor, {}, out);
 }
 
-Status Client::acquire_single(uint32_t engine, const std::optional<Window>& window) {
+Status Client::acquire_single(uint32_t engine, const std::optional<Window>& window, bool infer) {
   std::vector<uint8_t> p;
   if (window) {
     for (uint16_t v : {window->x0, window->x1, window->y0, window->y1, uint16_t(0), uint16_t(0)}) {
@@ -210,12 +212,14 @@ Status Client::acquire_single(uint32_t engine, const std::optional<Window>& wind
       p.push_back(static_cast<uint8_t>(v >> 8));
     }
   }
-  AISRV_TRY(call(op(Command::START_ACQUIRE_SINGLE), engine, 0, p));
+  AISRV_TRY(call(op(Command::START_ACQUIRE_SINGLE), engine, infer ? AISRV_ACQUIRE_INFER : AISRV_ACQUIRE_FILL, p));
   return ok();
 }
 
 Status Client::acquire_stream(uint32_t engine, bool start) {
-  AISRV_TRY(call(op(Command::START_ACQUIRE_STREAM), engine, start ? 1 : 0));
+  std::vector<uint8_t> p;
+  if (!start) protocol::encode_u32(AISRV_ACQUIRE_MODE_SINGLE, p);
+  AISRV_TRY(call(op(Command::START_ACQUIRE_STREAM), engine, 0, p));
   return ok();
 }
 
@@ -236,9 +240,26 @@ Status Client::i2c_write(uint32_t engine, uint8_t address, uint8_t reg, uint8_t 
 Result<Client::GpioLine> Client::gpio_line(uint32_t engine, uint32_t line) {
   GpioLine g;
   g.enabled = AISRV_TRY(protocol::decode_u32(AISRV_TRY(call(op(Command::GET_OUTPUT_GPIO_EN), engine, line)))) != 0;
-  g.threshold = static_cast<int32_t>(
-      AISRV_TRY(protocol::decode_u32(AISRV_TRY(call(op(Command::GET_OUTPUT_GPIO_THRESH), engine, line)))));
+  const uint32_t bits =
+      AISRV_TRY(protocol::decode_u32(AISRV_TRY(call(op(Command::GET_OUTPUT_GPIO_THRESH), engine, line))));
+  if (AISRV_TRY(gpio_float_output(engine))) {
+    float f = 0;
+    std::memcpy(&f, &bits, 4);
+    g.threshold = f;
+  } else {
+    g.threshold = static_cast<int32_t>(bits);
+  }
   return g;
+}
+
+// Whether the engine's GPIO thresholds are floats: its model's output 0 is float32 (no model: i32).
+Result<bool> Client::gpio_float_output(uint32_t engine) {
+  auto info = tensor_info(engine);
+  if (!info) {
+    if (info.error().code == Errc::no_model) return false;
+    return std::move(info).error();
+  }
+  return !info->outputs.empty() && info->outputs[0].dtype == protocol::DType::float32;
 }
 
 static std::vector<uint8_t> u32_bytes(uint32_t v) {
@@ -252,8 +273,18 @@ Status Client::set_gpio_enabled(uint32_t engine, uint32_t line, bool enabled) {
   return ok();
 }
 
-Status Client::set_gpio_threshold(uint32_t engine, uint32_t line, int32_t threshold) {
-  AISRV_TRY(call(op(Command::SET_OUTPUT_GPIO_THRESH), engine, line, u32_bytes(static_cast<uint32_t>(threshold))));
+Status Client::set_gpio_threshold(uint32_t engine, uint32_t line, double threshold) {
+  uint32_t bits = 0;
+  if (AISRV_TRY(gpio_float_output(engine))) {
+    const float f = static_cast<float>(threshold);
+    std::memcpy(&bits, &f, 4);
+  } else {
+    if (threshold != std::floor(threshold) || threshold < INT32_MIN || threshold > INT32_MAX)
+      return make_error(Errc::invalid_argument, "GPIO threshold {} is not an i32 (output 0 of engine {} is not float32)",
+                        threshold, engine);
+    bits = static_cast<uint32_t>(static_cast<int32_t>(threshold));
+  }
+  AISRV_TRY(call(op(Command::SET_OUTPUT_GPIO_THRESH), engine, line, u32_bytes(bits)));
   return ok();
 }
 

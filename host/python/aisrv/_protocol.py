@@ -108,6 +108,10 @@ DEBUG_LOG_NEW = 0x80000000
 DEBUG_LOG_OWN = 0x40000000
 CANCEL_OWN = 0
 CANCEL_ANY = 1
+ACQUIRE_MODE_SINGLE = 0
+ACQUIRE_MODE_STREAM = 1
+ACQUIRE_FILL = 0
+ACQUIRE_INFER = 1
 MAX_TOKEN = 256
 
 # Element types of the tensor-info record (payloads.hpp): name -> code.

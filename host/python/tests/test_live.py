@@ -102,6 +102,10 @@ class LiveDaemon(unittest.TestCase):
                 c.status(9)
             self.assertEqual(e.exception.code, "bad_engine")
             self.assertIn("does not exist", e.exception.message)
+            try:  # another test may have left a model: a failed load keeps it (atomic replace)
+                c.unload_model(0)
+            except aisrv.ServerError:
+                pass
             with self.assertRaises(aisrv.ServerError) as e:
                 c.load_model(0, b"not a model at all" * 10)
             self.assertEqual(e.exception.code, "model_error")

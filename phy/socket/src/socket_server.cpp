@@ -18,7 +18,8 @@
 #include <mutex>
 #include <thread>
 
-#include "session.hpp"
+#include "refused_connection.hpp"
+#include "socket_connection.hpp"
 
 namespace aisrv::phy {
 
@@ -31,6 +32,9 @@ namespace {
 constexpr int kSocketBuffer = 4 << 20;
 // How often the sweeper looks for connections past their timeouts.
 constexpr auto kSweep = std::chrono::milliseconds(250);
+// Refused connections waiting to be told why (ERROR_LIMIT to their first request), and for how long at most.
+constexpr size_t kMaxRefusedWaiting = 32;
+constexpr auto kRefusedPatience = std::chrono::milliseconds(2000);
 
 // A Unix socket path is stale when it is a socket nobody accepts on.
 bool unix_socket_is_live(const std::string& path) {
@@ -131,7 +135,7 @@ bool is_loopback(const asio::ip::address& a) {
 class SocketServer::Impl {
  public:
   Impl(server::Server& server, SocketServerOptions options)
-      : options_(std::move(options)), host_{server, options_, options_.logger, {}, {}, {}, {}}, sweeper_(io_) {
+      : options_(std::move(options)), host_(server, options_), sweeper_(io_) {
     host_.on_request_done = [this] {
       std::lock_guard lock(mu_);
       changed_.notify_all();
@@ -185,6 +189,7 @@ class SocketServer::Impl {
     if (remote)
       warn(fmt::format("{} accepts remote peers: each must AUTH with the token first; the link is NOT encrypted",
                        ep.to_string()));
+    tell_tcp_roles(ep.to_string());
     accept(*acceptor, ep.to_string());
     tcp_acceptors_.push_back(std::move(acceptor));
     return ep;
@@ -251,6 +256,19 @@ class SocketServer::Impl {
 
   void warn(const std::string& line) {
     if (options_.logger) options_.logger->warn("{}", line);
+  }
+
+  // A TCP peer's uid is unknown, so --socket-mode / --socket-group / --admin-group cannot apply to it.
+  void tell_tcp_roles(const std::string& where) {
+    if (!options_.logger) return;
+    if (host_.server.access().token.empty())
+      options_.logger->info("{}: TCP peers are users (a TCP peer's uid is unknown; --socket-mode, --socket-group and "
+                            "--admin-group do not apply); with --token-file a peer that sends AUTH with the token is "
+                            "admin",
+                            where);
+    else
+      options_.logger->info("{}: TCP peers must AUTH with the token (--token-file) within {} s, and are admin after",
+                            where, options_.auth_timeout.count() / 1000.0);
   }
 
   Result<protocol::SocketEndpoint> listen_unix(const protocol::SocketEndpoint& ep) {
@@ -321,6 +339,7 @@ class SocketServer::Impl {
                        "NOT encrypted (tokens, models and tensors cross the network in clear; use an SSH tunnel, "
                        "WireGuard or a trusted network)",
                        bound.to_string()));
+    tell_tcp_roles(bound.to_string());
     accept(*acceptor, bound.to_string());
     tcp_acceptors_.push_back(std::move(acceptor));
     return bound;
@@ -352,47 +371,57 @@ class SocketServer::Impl {
       socket.set_option(asio::socket_base::receive_buffer_size(kSocketBuffer), ignored);
     }
     server::Peer peer;
-    std::string key;  // what the per-peer limit counts
+    std::string key;  // whose share of the connection and receive limits this connection takes
     if constexpr (std::is_same_v<Socket, TcpProto::socket>) {
       boost::system::error_code ec;
       socket.set_option(TcpProto::no_delay(true), ec);
       auto remote = socket.remote_endpoint(ec);
       peer = server::Peer::of("tcp", ec ? "?" : fmt::format("{}:{}", remote.address().to_string(), remote.port()));
       peer.loopback = !ec && is_loopback(remote.address());
-      key = ec ? "tcp ?" : "tcp " + remote.address().to_string();
+      // A TCP peer proves no identity (an address is one bind() away on loopback): all of them share one pool.
+      key = "tcp peers";
       if (!peer.loopback && !options_.allow_remote) {
-        refuse(socket, fmt::format("{} on {}: remote peer refused (no --allow-remote)", peer.describe(), where));
+        refuse(std::move(socket), key, fmt::format("{} on {}: remote peer refused (no --allow-remote)",
+                                                   peer.describe(), where));
         return;
       }
     } else {
       peer = unix_peer(socket.native_handle());
       key = peer.uid ? fmt::format("uid {}", *peer.uid) : "unix ?";
     }
+    const bool admin = host_.server.role_for(peer) == protocol::Role::admin;
     std::unique_lock lock(mu_);
     if (stopped_ || accepting_closed_) {  // checked under mu_: stop() copies the connections under the same lock
       boost::system::error_code ignored;
       socket.close(ignored);
       return;
     }
-    if (conns_.size() >= options_.max_connections) {
+    const size_t reserved = std::min(options_.reserved_connections, options_.max_connections);
+    const size_t ceiling = admin ? options_.max_connections : options_.max_connections - reserved;
+    if (conns_.size() >= ceiling) {
       lock.unlock();
-      refuse(socket, fmt::format("{} on {}: refused, {} connections already open (aisrvd --max-connections)",
-                                 peer.describe(), where, options_.max_connections));
+      refuse(std::move(socket), key,
+             fmt::format("{} on {}: refused, {} connections open (aisrvd --max-connections {}{})", peer.describe(),
+                         where, ceiling, options_.max_connections,
+                         admin ? "" : fmt::format(", of which the last {} are kept for admins: "
+                                                  "--reserved-connections",
+                                                  reserved)));
       return;
     }
     if (per_peer_[key] >= options_.max_connections_per_peer) {
       lock.unlock();
-      refuse(socket, fmt::format("{} on {}: refused, {} already has {} connections open (aisrvd "
-                                 "--max-connections-per-peer)",
-                                 peer.describe(), where, key, options_.max_connections_per_peer));
+      refuse(std::move(socket), key,
+             fmt::format("{} on {}: refused, {} already has {} connections open (aisrvd --max-connections-per-peer)",
+                         peer.describe(), where, key, options_.max_connections_per_peer));
       return;
     }
     ++per_peer_[key];
     auto session = host_.server.open_session(std::move(peer));
-    auto conn = std::make_shared<Session<Socket>>(std::move(socket), host_, session);
+    auto conn = std::make_shared<SocketConnection<Socket>>(std::move(socket), host_, session, key);
     auto slot = conns_.insert(conns_.end(), conn);
     lock.unlock();
-    if (options_.logger) options_.logger->info("{} connected on {}, role {}", session->name(), where, protocol::role_name(session->role()));
+    host_.log(key + " connected", fmt::format("{} connected on {}, role {}", session->name(), where,
+                               protocol::role_name(session->role())));
     // Unregister when the connection object is gone (all its handlers finished).
     struct Tracker {
       Tracker(Impl* i, Conns::iterator s, std::string k) : impl(i), slot(s), key(std::move(k)) {}
@@ -412,12 +441,17 @@ class SocketServer::Impl {
     conn->start();
   }
 
+  // A connection over a limit: logged (rate-limited per peer) and told ERROR_LIMIT when it sends its first request.
   template <typename Socket>
-  void refuse(Socket& socket, const std::string& line) {
-    host_.server.log().add(line);
-    if (options_.logger) options_.logger->warn("{}", line);
-    boost::system::error_code ignored;
-    socket.close(ignored);
+  void refuse(Socket socket, const std::string& key, const std::string& line) {
+    host_.log(key + " refused", line, /*shared=*/true);  // its own budget: connect lines do not hide refusals
+    if (refused_waiting_.fetch_add(1) >= kMaxRefusedWaiting) {
+      refused_waiting_.fetch_sub(1);
+      boost::system::error_code ignored;
+      socket.close(ignored);
+      return;
+    }
+    std::make_shared<RefusedConnection<Socket>>(std::move(socket), refused_waiting_, kRefusedPatience)->start();
   }
 
   // Every kSweep: connections past their idle or frame timeout are closed (each decides on its own strand).
@@ -427,13 +461,17 @@ class SocketServer::Impl {
       if (ec || stopped_) return;
       const int64_t now = steady_ns();
       for (auto& c : live_connections()) c->check(now);
+      host_.throttle.flush([this](const std::string& l) {
+        if (options_.logger) options_.logger->info("{}", l);
+      });
       sweep();
     });
   }
 
   // Declaration order matters: the bookkeeping outlives io_, whose destruction may release connections.
   SocketServerOptions options_;
-  SessionHost host_;
+  ConnectionHost host_;
+  std::atomic<size_t> refused_waiting_{0};
   mutable std::mutex mu_;
   std::condition_variable changed_;  // a request finished or a connection ended
   Conns conns_;

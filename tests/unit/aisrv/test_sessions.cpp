@@ -279,13 +279,23 @@ TEST_CASE("token: a TCP session may only identify itself until AUTH with the rig
   CHECK(log_of(*s, *t, 0).find("must first send AUTH") != std::string::npos);
   CHECK(log_of(*s, *t, 0).find("model loaded") == std::string::npos);
   const std::string wrong = "0123456789abcdef-secreT", right = "0123456789abcdef-secret";
-  CHECK(call(*s, *t, Command::AUTH, 0, 0, std::span(reinterpret_cast<const uint8_t*>(wrong.data()), wrong.size()))
-            .status == AISRV_STATUS_ERROR_DENIED);
-  CHECK(call(*s, *t, Command::AUTH, 0, 0, std::span(reinterpret_cast<const uint8_t*>(right.data()), 5)).status ==
-        AISRV_STATUS_ERROR_DENIED);
+  auto token = [](const std::string& s, size_t n) { return std::span(reinterpret_cast<const uint8_t*>(s.data()), n); };
+  CHECK(call(*s, *t, Command::AUTH, 0, 0, token(wrong, wrong.size())).status == AISRV_STATUS_ERROR_DENIED);
+  // Guessing is throttled: right after a failure even the right token is refused, without being looked at.
+  CHECK(call(*s, *t, Command::AUTH, 0, 0, token(right, right.size())).status == AISRV_STATUS_ERROR_DENIED);
+  CHECK(log_of(*s, *t, 0).find("failed AUTH attempt(s) from 192.0.2.7; the next is allowed in") != std::string::npos);
   CHECK_FALSE(t->authenticated());
-  CHECK(call(*s, *t, Command::AUTH, 0, 0, std::span(reinterpret_cast<const uint8_t*>(right.data()), right.size()))
-            .status == 0);
+  // A new session from the same address waits too (the port changes with every connection).
+  Peer again = Peer::of("tcp", "192.0.2.7:40001");
+  again.loopback = false;
+  CHECK(call(*s, *s->open_session(again), Command::AUTH, 0, 0, token(right, right.size())).status ==
+        AISRV_STATUS_ERROR_DENIED);
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));  // 0.1 s after one failure
+  CHECK(call(*s, *t, Command::AUTH, 0, 0, token(right, 5)).status == AISRV_STATUS_ERROR_DENIED);
+  CHECK(call(*s, *t, Command::AUTH, 0, 0, token(right, right.size())).status == AISRV_STATUS_ERROR_DENIED);
+  std::this_thread::sleep_for(std::chrono::milliseconds(220));  // 0.2 s after the second
+  CHECK_FALSE(t->authenticated());
+  CHECK(call(*s, *t, Command::AUTH, 0, 0, token(right, right.size())).status == 0);
   CHECK(t->authenticated());
   CHECK(t->role() == Role::admin);
   CHECK(call(*s, *t, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({})).status == 0);

@@ -67,13 +67,47 @@ TEST_CASE("cpu options: defaults, values, refusals") {
   CHECK(o->threads == std::min<size_t>(static_cast<size_t>(sysconf(_SC_NPROCESSORS_ONLN)), cpu::kMaxThreads));
   for (const char* bad : {"cpu:kernels=fast", "cpu:verify=maybe", "cpu:arena=lots", "cpu:arena=0", "cpu:colour=red",
                           "cpu:threads=0", "cpu:threads=65", "cpu:threads=2K", "cpu:threads=-1", "cpu:threads=",
-                          "cpu:kernels=ref,threads=2"}) {
+                          "cpu:kernels=ref,threads=2", "cpu:simd=avx512", "cpu:simd=", "cpu:kernels=ref,simd=portable"}) {
     auto s = parse_engine_spec(bad);
     REQUIRE(s.ok());
     auto r = cpu::parse_cpu_options(*s);
     CHECK_MESSAGE(!r.ok(), bad);
     if (!r.ok()) CHECK(r.error().code == Errc::invalid_argument);
   }
+}
+
+TEST_CASE("simd=LEVEL forces a level the processor runs, refuses one it lacks, and GET_ENGINE_INFO names it") {
+  BackendRegistry registry;
+  register_builtin_backends(registry);
+  const auto available = cpu::available_simd_levels();
+  for (cpu::SimdLevel level : {cpu::SimdLevel::portable, cpu::SimdLevel::avx2, cpu::SimdLevel::avx_vnni,
+                               cpu::SimdLevel::avx512_vnni, cpu::SimdLevel::neon, cpu::SimdLevel::neon_dot}) {
+    const std::string name(cpu::simd_level_name(level));
+    INFO("simd=" << name);
+    auto spec = parse_engine_spec("cpu:kernels=opt,simd=" + name + ",threads=2");
+    REQUIRE(spec.ok());
+    auto backend = registry.create(*spec);
+    if (std::find(available.begin(), available.end(), level) == available.end()) {
+      REQUIRE_FALSE(backend.ok());
+      CHECK(backend.error().code == Errc::invalid_argument);
+      CHECK(backend.error().what().find("simd=" + name + ": this processor does not run it") != std::string::npos);
+      continue;
+    }
+    REQUIRE(backend.ok());
+    CHECK((*backend)->options() == "kernels=opt,simd=" + name + ",threads=2,verify=off,arena=67108864");
+    Log log;
+    LoadOptions lo;
+    lo.log = log.fn();
+    REQUIRE((*backend)->load(test::small_net_model(), lo).ok());
+    CHECK(log.contains("cpu: kernels=opt (" + name + ", 2 threads)"));
+  }
+  // auto is the default: the best level
+  auto spec = parse_engine_spec("cpu:simd=auto");
+  REQUIRE(spec.ok());
+  auto backend = registry.create(*spec);
+  REQUIRE(backend.ok());
+  CHECK((*backend)->options().find(",simd=" + std::string(cpu::simd_level_name(cpu::detect_simd_level())) + ",") !=
+        std::string::npos);
 }
 
 TEST_CASE("the registry builds the cpu backend; kernels=opt is the default and names its SIMD level") {
@@ -84,7 +118,8 @@ TEST_CASE("the registry builds the cpu backend; kernels=opt is the default and n
   auto backend = registry.create(*spec);
   REQUIRE(backend.ok());
   CHECK((*backend)->kind() == "cpu");
-  CHECK((*backend)->options() == "kernels=opt,threads=1,verify=off,arena=4194304");
+  CHECK((*backend)->options() == "kernels=opt,simd=" + std::string(cpu::simd_level_name(cpu::detect_simd_level())) +
+                                      ",threads=1,verify=off,arena=4194304");
   Log log;
   LoadOptions lo;
   lo.log = log.fn();

@@ -1,6 +1,7 @@
 // aisrv tests — every case of ../shared/testdata/expected/cases.json through the CPU engine: load the model, write
 // the input bytes, invoke, and compare every output tensor byte for byte with the file TensorFlow Lite Micro's
-// reference kernels produced. Runs with kernels=ref, with kernels=opt at every SIMD level this processor has, and
+// reference kernels produced. Runs with kernels=ref, with kernels=opt at every SIMD level this processor has (one
+// test case per level of the architecture; the levels the processor lacks are reported skipped), and
 // with verify=on (opt checked against ref operator by operator) for the smaller models.
 #include <doctest/doctest.h>
 
@@ -12,15 +13,13 @@
 
 #include "aisrv/engine/cpu/cpu_backend.hpp"
 #include "aisrv/engine/cpu/optimized_backend.hpp"
+#include "simd_levels.hpp"
 #include "testdata.hpp"
 
 using aisrv::engine::LoadOptions;
 using aisrv::engine::Placement;
 using aisrv::engine::cpu::CpuBackend;
 using aisrv::engine::cpu::CpuOptions;
-using aisrv::engine::cpu::available_simd_levels;
-using aisrv::engine::cpu::detect_simd_level;
-using aisrv::engine::cpu::make_optimized_kernel_backend;
 using aisrv::engine::cpu::simd_level_name;
 using aisrv::engine::cpu::SimdLevel;
 
@@ -100,19 +99,23 @@ TEST_CASE("every expected case is bit-exact with TFLite Micro's reference kernel
   }
 }
 
-TEST_CASE("every expected case is bit-exact with the optimised backend at every SIMD level of this processor") {
-  // kernels=opt above runs the best level; here each lower level runs too (the portable C++ level is what a
-  // processor without AVX2, e.g. QEMU's qemu64, executes; on aarch64, the compiler-vectorised C++ beside NEON).
+// Each SIMD level of the architecture is a test case of its own (simd_levels.hpp): a level this processor lacks is
+// reported as skipped, with the reason. The engine option simd=LEVEL forces the level, as a user would; the best
+// level is also the kernels=opt run above (the portable C++ level is what a processor without AVX2, e.g. QEMU's
+// qemu64, executes; on aarch64, the compiler-vectorised C++ beside NEON).
+void expected_cases_at_level(SimdLevel level) {
   const auto cases = load_cases();
   std::map<std::string, std::vector<uint8_t>> models;
-  for (SimdLevel level : available_simd_levels()) {
-    if (level == detect_simd_level()) continue;  // the best level is the kernels=opt run above
-    INFO("SIMD level " << simd_level_name(level));
-    CpuOptions o;
-    CpuBackend backend(o, make_optimized_kernel_backend(level), nullptr);
-    for (const Case& c : cases) run_case(backend, c, models);
-  }
+  INFO("SIMD level " << simd_level_name(level));
+  CpuOptions o;
+  o.simd = level;
+  auto backend = CpuBackend::create(o);
+  REQUIRE(backend.ok());
+  CHECK((*backend)->options().find(",simd=" + std::string(simd_level_name(level)) + ",") != std::string::npos);
+  for (const Case& c : cases) run_case(**backend, c, models);
 }
+
+AISRV_SIMD_LEVEL_CASES("every expected case is bit-exact with the optimised backend", expected_cases_at_level)
 
 TEST_CASE("every expected case is bit-exact with the optimised backend on 2 and 3 threads") {
   const auto cases = load_cases();

@@ -12,6 +12,7 @@
 #include "aisrv/engine/cpu/cpu_backend.hpp"
 #include "aisrv/engine/cpu/optimized_backend.hpp"
 #include "model_cases.hpp"
+#include "simd_levels.hpp"
 
 using namespace aisrv;
 using engine::cpu::CpuBackend;
@@ -93,3 +94,6 @@ TEST_CASE("the models people run are bit-exact with the reference kernels") {
     }
   }
 }
+
+// The levels configs() does not run because this processor lacks them, with the reason (simd_levels.hpp).
+AISRV_SIMD_LEVEL_REPORT("the models people run")

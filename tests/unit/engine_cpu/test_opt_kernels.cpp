@@ -9,16 +9,22 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <functional>
 #include <limits>
 #include <random>
+#include <thread>
 
 #include "aisrv/engine/cpu/kernel_backend.hpp"
 #include "aisrv/engine/cpu/optimized_backend.hpp"
 #include "optimized_backend.hpp"
+#include "simd_levels.hpp"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #if defined(__aarch64__)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
@@ -248,7 +254,7 @@ bool random_conv(Rng& r, ConvCase& c, bool u8, bool extreme) {
   return true;
 }
 
-void check_conv(Rng& r, bool u8, bool extreme, int cases) {
+void check_conv(Rng& r, bool u8, bool extreme, int cases, const std::vector<Config>& cfgs = configs()) {
   ReferenceKernelBackend ref;
   int done = 0;
   while (done < cases) {
@@ -256,7 +262,7 @@ void check_conv(Rng& r, bool u8, bool extreme, int cases) {
     if (!random_conv(r, c, u8, extreme)) continue;
     ++done;
     const auto want = run(ref, c.p, c.out_bytes);
-    for (const auto [level, threads] : configs()) {
+    for (const auto [level, threads] : cfgs) {
       const auto b = backend_for(level, threads);
       int usable = 0;
       const auto got = run(*b, c.p, c.out_bytes, &usable);
@@ -343,7 +349,7 @@ bool random_depthwise(Rng& r, DepthwiseCase& c, bool u8, bool extreme) {
   return true;
 }
 
-void check_depthwise(Rng& r, bool u8, bool extreme, int cases) {
+void check_depthwise(Rng& r, bool u8, bool extreme, int cases, const std::vector<Config>& cfgs = configs()) {
   ReferenceKernelBackend ref;
   int done = 0;
   while (done < cases) {
@@ -351,7 +357,7 @@ void check_depthwise(Rng& r, bool u8, bool extreme, int cases) {
     if (!random_depthwise(r, c, u8, extreme)) continue;
     ++done;
     const auto want = run(ref, c.p, c.out_bytes);
-    for (const auto [level, threads] : configs()) {
+    for (const auto [level, threads] : cfgs) {
       const auto b = backend_for(level, threads);
       int usable = 0;
       const auto got = run(*b, c.p, c.out_bytes, &usable);
@@ -386,6 +392,61 @@ TEST_CASE("CONV_2D: opt equals ref with extreme values and accumulators at the i
   check_conv(r, false, true, 60);
   check_conv(r, true, true, 60);
 }
+
+// Padding taps and zero points at the ends of their ranges: the VNNI levels stand for a padding tap with the byte
+// -alpha (int8: 128 - input offset; uint8: -input offset), 0 and 255 at the ends, and fold alpha and beta (uint8:
+// filter offset + 128) into the bias and the row offsets.
+void check_conv_offset_ends(Rng& r, const std::vector<Config>& cfgs) {
+  ReferenceKernelBackend ref;
+  for (const bool u8 : {false, true}) {
+    const std::vector<int32_t> input_offsets = u8 ? std::vector<int32_t>{0, -255, -128, -1}
+                                                   : std::vector<int32_t>{-127, 128, 0, 1};
+    const std::vector<int32_t> filter_offsets = u8 ? std::vector<int32_t>{0, -255, -128} : std::vector<int32_t>{0};
+    for (const int32_t io : input_offsets) {
+      for (const int32_t fo : filter_offsets) {
+        ConvCase c;
+        do {  // a case with padding taps
+        } while (!random_conv(r, c, u8, false) || c.p.padding.top + c.p.padding.left + c.p.padding.bottom == 0);
+        c.p.input_offset = io;
+        c.p.filter_offset = fo;
+        for (auto& b : c.bias) b = r.uniform(-100000, 100000);  // well inside the bound at any offsets
+        if (r.chance(0.5)) std::fill(c.input.begin(), c.input.end(), static_cast<uint8_t>(u8 ? 255 : -128));
+        const auto want = run(ref, c.p, c.out_bytes);
+        for (const auto [level, threads] : cfgs) {
+          INFO("level " << simd_level_name(level) << " threads " << threads << (u8 ? " uint8" : " int8")
+                        << " input offset " << io << " filter offset " << fo);
+          int usable = 0;
+          const auto got = run(*backend_for(level, threads), c.p, c.out_bytes, &usable);
+          CHECK(usable == 1);
+          CHECK_MESSAGE(got == want, "first difference: " << first_difference(got, want));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("CONV_2D: opt equals ref with padding taps and zero points at the ends of their ranges") {
+  Rng r(5);
+  for (int i = 0; i < 8; ++i) check_conv_offset_ends(r, configs());
+}
+
+// The randomized CONV_2D and DEPTHWISE_CONV_2D cases once more at one level alone, 1 and 2 threads — one test case
+// per level of the architecture (simd_levels.hpp), so a level this processor lacks shows up as skipped.
+void random_cases_at_level(SimdLevel level) {
+  const std::vector<Config> cfgs{{level, 1}, {level, 2}};
+  Rng r(100 + static_cast<uint32_t>(level));
+  check_conv(r, false, false, 80, cfgs);
+  check_conv(r, true, false, 60, cfgs);
+  check_conv(r, false, true, 20, cfgs);
+  check_conv(r, true, true, 20, cfgs);
+  check_conv_offset_ends(r, cfgs);
+  check_depthwise(r, false, false, 40, cfgs);
+  check_depthwise(r, true, false, 30, cfgs);
+  // the level really runs: the backend names it
+  CHECK(make_optimized_kernel_backend(level)->description() == "opt (" + std::string(simd_level_name(level)) + ")");
+}
+
+AISRV_SIMD_LEVEL_CASES("CONV_2D and DEPTHWISE_CONV_2D: opt equals ref on random cases", random_cases_at_level)
 
 TEST_CASE("CONV_2D: many pixels and a deep filter span several im2col tiles") {
   ReferenceKernelBackend ref;
@@ -474,12 +535,14 @@ TEST_CASE("the optimised kernels read their prepared data (a poisoned block chan
   // The byte layouts (GemmLayout::dot on neon_dot, pairs8 on neon; int8): the weight bytes, depth padded to 16, then
   // the biases. The layout a backend chose is in the prepared header.
   const size_t conv_bytes_bias_at = opt::kPreparedHeaderBytes + (conv_depth + 15) / 16 * 16 * 16;
+  const size_t conv_vnni_bias_at = opt::kPreparedHeaderBytes + (conv_depth + 3) / 4 * 4 * 16;
   auto poison_conv = [&](std::vector<uint8_t>& prepared) {
     opt::PreparedHeader h;
     std::memcpy(&h, prepared.data(), sizeof h);
     const bool bytes = h.layout == static_cast<uint32_t>(opt::GemmLayout::dot) ||
                        h.layout == static_cast<uint32_t>(opt::GemmLayout::pairs8);
-    poison_bias(bytes ? conv_bytes_bias_at : conv_bias_at, 16)(prepared);
+    const bool vnni = h.layout == static_cast<uint32_t>(opt::GemmLayout::vnni);
+    poison_bias(vnni ? conv_vnni_bias_at : bytes ? conv_bytes_bias_at : conv_bias_at, 16)(prepared);
   };
   for (SimdLevel level : levels()) {
     INFO("level " << simd_level_name(level));
@@ -508,10 +571,11 @@ TEST_CASE("CONV_2D weight layouts per level: int8 bytes where the GEMM can take 
   for (SimdLevel level : levels()) {
     INFO("level " << simd_level_name(level));
     const auto b = make_optimized_kernel_backend(level);
-    const opt::GemmLayout expected = level == SimdLevel::neon_dot ? opt::GemmLayout::dot
-                                     : level == SimdLevel::neon   ? opt::GemmLayout::pairs8
-                                     : level == SimdLevel::avx2   ? opt::GemmLayout::pairs
-                                                                  : opt::GemmLayout::rows;
+    const opt::GemmLayout expected = level == SimdLevel::neon_dot                                   ? opt::GemmLayout::dot
+                                     : level == SimdLevel::neon                                       ? opt::GemmLayout::pairs8
+                                     : level == SimdLevel::avx_vnni || level == SimdLevel::avx512_vnni ? opt::GemmLayout::vnni
+                                     : level == SimdLevel::avx2                                       ? opt::GemmLayout::pairs
+                                                                                                      : opt::GemmLayout::rows;
     CHECK(layout_of(*b) == expected);
     CHECK(run(*b, c.p, c.out_bytes) == run(ref, c.p, c.out_bytes));
   }
@@ -524,6 +588,21 @@ TEST_CASE("CONV_2D weight layouts per level: int8 bytes where the GEMM can take 
     const auto b = make_optimized_kernel_backend(level);
     if (level == SimdLevel::neon) CHECK(layout_of(*b) == opt::GemmLayout::k_major);
     CHECK(run(*b, c.p, c.out_bytes) == want);
+  }
+  // uint8: the VNNI levels take uint8 weights too (as w - 128, the rest folded), the others keep their int16 layout.
+  ConvCase u;
+  while (!random_conv(r, u, true, false)) {
+  }
+  for (SimdLevel level : levels()) {
+    INFO("level " << simd_level_name(level) << " uint8");
+    const auto b = make_optimized_kernel_backend(level);
+    std::vector<uint8_t> prepared(b->prepared_bytes(OpParams{u.p}));
+    b->prepare(OpParams{u.p}, prepared);
+    opt::PreparedHeader h;
+    std::memcpy(&h, prepared.data(), sizeof h);
+    const bool vnni = level == SimdLevel::avx_vnni || level == SimdLevel::avx512_vnni;
+    CHECK((h.layout == static_cast<uint32_t>(opt::GemmLayout::vnni)) == vnni);
+    CHECK(run(*b, u.p, u.out_bytes) == run(ref, u.p, u.out_bytes));
   }
 }
 
@@ -1112,8 +1191,33 @@ TEST_CASE("the SIMD level: detection, names, and a request above the processor's
   CHECK(simd_level_name(SimdLevel::avx2) == "avx2");
   CHECK(simd_level_name(SimdLevel::neon) == "neon");
   CHECK(simd_level_name(SimdLevel::neon_dot) == "neon_dot");
+  CHECK(simd_level_name(SimdLevel::avx_vnni) == "avx_vnni");
+  CHECK(simd_level_name(SimdLevel::avx512_vnni) == "avx512_vnni");
   const auto available = available_simd_levels();
   REQUIRE(!available.empty());
+  for (SimdLevel l : {SimdLevel::portable, SimdLevel::avx2, SimdLevel::avx_vnni, SimdLevel::avx512_vnni,
+                      SimdLevel::neon, SimdLevel::neon_dot}) {
+    CHECK(parse_simd_level(simd_level_name(l)) == l);
+    // a reason exactly for the levels this processor lacks
+    const bool has = std::find(available.begin(), available.end(), l) != available.end();
+    CHECK(simd_level_unavailable_reason(l).empty() == has);
+  }
+  CHECK_FALSE(parse_simd_level("avx512").has_value());
+  CHECK_FALSE(parse_simd_level("").has_value());
+#if defined(__x86_64__)
+  // cpuid read independently: the AVX-512 VNNI level needs AVX512F (leaf 7 EBX bit 16) and AVX512_VNNI (ECX bit 11)
+  {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    __cpuid_count(7, 0, a, b, c, d);
+    const bool cpu_vnni512 = ((b >> 16) & 1) && ((c >> 11) & 1);
+    if (!cpu_vnni512) CHECK(aisrv::test::simd_level_missing(SimdLevel::avx512_vnni));
+    __cpuid_count(7, 1, a, b, c, d);
+    if (!((a >> 4) & 1)) CHECK(aisrv::test::simd_level_missing(SimdLevel::avx_vnni));
+    // the levels come in order, each at most once
+    CHECK(std::is_sorted(available.begin(), available.end()));
+    CHECK(std::adjacent_find(available.begin(), available.end()) == available.end());
+  }
+#endif
   CHECK(available.front() == SimdLevel::portable);
   CHECK(available.back() == detect_simd_level());
 #if defined(__aarch64__)
@@ -1155,6 +1259,28 @@ TEST_CASE("the worker pool runs every part exactly once, on at most its particip
       }
     }
   }
+}
+
+TEST_CASE("the worker pool hands out a run shape only where measurement shows a second participant pays") {
+  opt::WorkerPool pool(2, 1000);  // measuring, as the engine runs it
+  std::atomic<int> elsewhere{0};
+  // Trivial parts: the hand-over costs more than the work, so after the trials the caller keeps them.
+  for (int i = 0; i < 20; ++i) pool.run(2, [&](size_t, size_t participant) { elsewhere += participant != 0; }, 5000);
+  CHECK_FALSE(pool.hands_out(5000, 2));
+  // Parts that wait 3 ms each (a stand-in for work; no processor needed, so a busy machine cannot blur it): two
+  // participants take half the time, and the pool hands them out. Every part still runs exactly once.
+  std::atomic<int> runs{0};
+  for (int i = 0; i < 8; ++i)
+    pool.run(2, [&](size_t, size_t) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      ++runs;
+    }, 7000);
+  CHECK(runs.load() == 16);
+  CHECK(pool.hands_out(7000, 2));
+  CHECK_FALSE(pool.hands_out(999, 2));  // below the minimum: never
+  // Without measuring (tests' setting) every run at or above the minimum is handed out.
+  opt::WorkerPool always(2, 1000, /*measure=*/false);
+  CHECK(always.hands_out(5000, 2));
 }
 
 TEST_CASE("the worker pool keeps small operators on the caller") {

@@ -573,6 +573,31 @@ TEST_CASE("without device= HailoRT picks the device; loading a new model reconfi
   CHECK(d.count("hailo_get_library_version") == 1);  // the library stays loaded
 }
 
+TEST_CASE("a sibling loads a new HEF beside the serving model without the device; configures after the old goes") {
+  Double d;
+  script_simple(d);
+  Rig rig;
+  auto b = loaded(rig.options(), th::simple_file());
+  Run run;
+  REQUIRE(b->invoke(run.ctx()).ok());
+  const size_t live = d.live();
+  CHECK(live > 0);
+  auto sibling = b->make_sibling();
+  REQUIRE(sibling != nullptr);
+  CHECK(sibling->options() == b->options());
+  REQUIRE(sibling->load(th::container(1, th::simple_file()), {}).ok());
+  CHECK(d.live() == live);  // loading the sibling touched neither the device nor the old session
+  CHECK(d.count("hailo_create_vdevice") == 1);
+  CHECK(sibling->load(std::vector<uint8_t>(64, 0x5A), {}).error().code == Errc::model_error);  // a refused HEF...
+  REQUIRE(b->invoke(run.ctx()).ok());  // ...changes nothing for the serving model
+  REQUIRE(sibling->load(th::container(1, th::simple_file()), {}).ok());
+  b.reset();  // what the interpreter does after the swap: the old session, network group and device go first
+  CHECK(d.live() == 0);
+  REQUIRE(sibling->invoke(run.ctx()).ok());
+  CHECK(d.count("hailo_configure_vdevice") == 2);
+  CHECK(d.count("hailo_get_library_version") == 1);  // the loaded libhailort is shared, not reopened
+}
+
 TEST_CASE("HailoRT failures are named with the status and what it means") {
   struct Case {
     const char* function;

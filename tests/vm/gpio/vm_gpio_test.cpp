@@ -146,8 +146,11 @@ TEST_CASE("output GPIO through aisrvd on the kernel's hid-cp2112 gpiochip (CP211
   const int sets = chip.gpio_sets();
   CHECK(infer(person) == 0b00);
   CHECK(chip.gpio_sets() == sets);  // unchanged levels are not sent again
-  // Unloading the model gives the lines back to the kernel; loading takes them again.
+  // Unloading the model drives the lines to their idle level (low: a lit LED goes out), then gives them back to the
+  // kernel; loading takes them again.
+  CHECK(infer(no_person) == 0b01);
   REQUIRE(c->call(static_cast<uint32_t>(Command::UNLOAD_MODEL), 0, 0).ok());
+  CHECK((chip.latch() & 0x03) == 0);
   {
     Holder after_unload({0, 1});
     CHECK(after_unload.held);
@@ -158,8 +161,42 @@ TEST_CASE("output GPIO through aisrvd on the kernel's hid-cp2112 gpiochip (CP211
     CHECK_FALSE(after_load.held);
   }
   CHECK(infer(no_person) == 0b01);
-  // Shutdown releases them too.
+  // Replug: the CP2112 goes away (the host sees an unplug) and comes back as a new gpiochip with the same label. While
+  // it is away inferences go on (the engine's log says the lines fail); the first inference after it is back that
+  // changes the levels opens the chip again by its label, requests the lines and drives them.
+  auto chip_present = [] {
+    gpiod_chip* ch = gpiod_chip_open_lookup("cp2112_gpio");
+    if (ch) gpiod_chip_close(ch);
+    return ch != nullptr;
+  };
+  const auto unbound = test::run({"/vmtest/bin/usb-gadget", "unbind", "--name", "cp2112"});
+  REQUIRE_MESSAGE(unbound.exit_code == 0, unbound.out << unbound.err);
+  for (int i = 0; i < 100 && chip_present(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  REQUIRE_FALSE(chip_present());
+  REQUIRE(c->set_input(0, 0, person).ok());
+  CHECK(c->start_inference(0).ok());
+  auto log = c->debug_log(0, 2);
+  REQUIRE(log.ok());
+  MESSAGE("unplugged: " << *log);
+  CHECK(log->find("setting the lines failed") != std::string::npos);
+  const auto rebound = test::run({"/vmtest/bin/usb-gadget", "bind", "--name", "cp2112"});
+  REQUIRE_MESSAGE(rebound.exit_code == 0, rebound.out << rebound.err);
+  for (int i = 0; i < 100 && !chip_present(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  REQUIRE(chip_present());
+  // The chip is back. The next change of the levels opens it again by its label, requests the lines (low) and drives
+  // them: person (max mode, line 1's threshold 120 is above its 113) wants both low, no-person line 0 high.
+  CHECK(infer(person) == 0b00);
+  CHECK(infer(no_person) == 0b01);
+  {
+    Holder after_replug({0});
+    CHECK_FALSE(after_replug.held);  // aisrvd holds the lines of the new chip
+  }
+  log = c->debug_log(0);
+  REQUIRE(log.ok());
+  CHECK(log->find("output GPIO: the lines are driven again") != std::string::npos);
+  // Shutdown drives them to the idle level and releases them too.
   CHECK(d.stop() == 0);
+  CHECK((chip.latch() & 0x03) == 0);
   Holder after_stop({0, 1});
   CHECK(after_stop.held);
 }

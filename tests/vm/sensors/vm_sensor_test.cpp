@@ -12,6 +12,8 @@
 #include <linux/i2c.h>
 #include <linux/videodev2.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -240,12 +242,14 @@ TEST_CASE("vivid through aisrvd: the acquired frame is the independently convert
   const auto acquire = static_cast<uint32_t>(protocol::Command::START_ACQUIRE_SINGLE);
   const auto sensor = static_cast<uint32_t>(protocol::Command::GET_SENSOR_TENSOR);
 
-  // The whole picture, stretched to 128x128.
+  // The whole picture, stretched to 128x128. Tensor 0 (as XMOS): input 0 only; the host starts the inference.
   auto st = c->call(acquire, 0, 0);
   REQUIRE_MESSAGE(st.ok(), (st ? "" : st.error().what()));
   auto frame = c->call(sensor, 0, 0);
   REQUIRE(frame.ok());
   compare(*frame, resize(rgb, 0, 0, kW, kH));
+  CHECK(c->get_output(0, 0).error().code == Errc::infer_error);  // nothing inferred yet
+  REQUIRE(c->start_inference(0).ok());
   auto out = c->get_output(0, 0);  // the inference ran on it
   REQUIRE(out.ok());
   CHECK(out->size() == 1001);
@@ -276,6 +280,16 @@ TEST_CASE("vivid through aisrvd: the acquired frame is the independently convert
   CHECK(absent.error().message.find("errno") != std::string::npos);
   CHECK(absent.error().code == Errc::sensor_error);
   CHECK(c->call(i2c, 0, 0, std::vector<uint8_t>{0x80, 0x10, 0x01}).error().code == Errc::bad_length);
+  // 16-bit register addresses (aisrv extension: u8 address, u16 register LE, u8 value), as an IMX219 takes them: the
+  // bus carries the register's high byte, its low byte, the value. i2c-stub models 8-bit registers only, so it
+  // stores the low byte at register `high` and the value at `high + 1`: that shows the bytes on the wire.
+  REQUIRE(c->call(i2c, 0, 0, std::vector<uint8_t>{0x48, 0x30, 0x20, 0x77}).ok());  // register 0x2030 = 0x77
+  CHECK(read_register(bus, 0x48, 0x20) == 0x30);
+  CHECK(read_register(bus, 0x48, 0x21) == 0x77);
+  auto absent16 = c->call(i2c, 0, 0, std::vector<uint8_t>{0x49, 0x30, 0x20, 0x77});
+  REQUIRE_FALSE(absent16.ok());
+  CHECK(absent16.error().code == Errc::sensor_error);
+  CHECK(absent16.error().message.find("register 0x2030 of device 0x49") != std::string::npos);
 
   }  // the client disconnects before the daemon stops
   CHECK(d.stop() == 0);
@@ -328,7 +342,7 @@ TEST_CASE("vivid stream through aisrvd: paced, dropped frames counted; an unplug
   auto r = cli({"acquire", "stream", "start"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-  CHECK(*c->acquire_mode(0) == 2);
+  CHECK(*c->acquire_mode(0) == AISRV_ACQUIRE_MODE_STREAM);
   r = cli({"acquire", "stream", "stop"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   auto log = c->debug_log(0);
@@ -367,4 +381,60 @@ TEST_CASE("vivid stream through aisrvd: paced, dropped frames counted; an unplug
   CHECK(c->get_output(0, 0)->size() == 1001);
   }
   CHECK(d.stop() == 0);
+}
+
+TEST_CASE("hotplug: aisrvd starts without its camera, picks it up when it appears under a /dev/v4l/by-path name, and "
+          "an idle unplug and replug is reopened at once") {
+  const std::string node = vivid_capture_node();
+  REQUIRE(!node.empty());
+  test::TempDir dir;
+  std::ifstream model_file("/vmtest/data/mobilenet.tflite", std::ios::binary);
+  const std::vector<uint8_t> model((std::istreambuf_iterator<char>(model_file)), std::istreambuf_iterator<char>());
+  // A name as udev's persistent-storage rules make them (':' inside); no udev runs in the guest, so the test makes it.
+  const std::string named = "/dev/v4l/by-path/platform-dummy_hcd.0-usb-0:1:1.0-video-index0";
+  std::filesystem::create_directories("/dev/v4l/by-path");
+  std::filesystem::remove(named);
+  const std::string sock = dir.file("hotplug.sock");
+  test::ServerProcess d({"/vmtest/bin/aisrvd", "--listen", "unix:" + sock, "--engine", "0=cpu", "--sensor",
+                         "0=v4l2:" + named + ":640x480:YUYV"},
+                        sock);
+  {
+    auto c = client::Client::connect("unix:" + sock);
+    REQUIRE(c.ok());
+    REQUIRE(c->load_model(0, model).ok());
+    const auto acquire = static_cast<uint32_t>(protocol::Command::START_ACQUIRE_SINGLE);
+    const auto sensor = static_cast<uint32_t>(protocol::Command::GET_SENSOR_TENSOR);
+    // Absent: the engine serves; an acquisition says why.
+    auto st = c->call(acquire, 0, 0);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().code == Errc::sensor_error);
+    CHECK_MESSAGE(st.error().message.find(named + " is absent") != std::string::npos, st.error().message);
+    std::vector<uint8_t> input(128 * 128 * 3, 100);
+    REQUIRE(c->set_input(0, 0, input).ok());
+    CHECK(c->start_inference(0).ok());
+    // Plugged in: the next acquisition opens it.
+    std::filesystem::create_symlink(node, named);
+    st = c->call(acquire, 0, 0);
+    REQUIRE_MESSAGE(st.ok(), (st ? "" : st.error().what()));
+    CHECK(c->call(sensor, 0, 0)->size() == 128u * 128u * 3u);
+    // Unplugged while idle (vivid's Disconnect fails the open handle as an unplug does) and plugged in again (a new
+    // device node, as the kernel and udev make at a replug): the very next acquisition works.
+    press(node, "Disconnect");
+    struct stat old_node {};
+    REQUIRE(::stat(node.c_str(), &old_node) == 0);
+    REQUIRE(::unlink(node.c_str()) == 0);
+    REQUIRE(::mknod(node.c_str(), S_IFCHR | 0660, old_node.st_rdev) == 0);
+    st = c->call(acquire, 0, 0);
+    CHECK_MESSAGE(st.ok(), (st ? "" : st.error().what()));
+    // Unplugged and not back: said so, and picked up again once it is.
+    std::filesystem::remove(named);
+    st = c->call(acquire, 0, 0);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().message.find(named + " is absent") != std::string::npos);
+    std::filesystem::create_symlink(node, named);
+    st = c->call(acquire, 0, 0);
+    CHECK_MESSAGE(st.ok(), (st ? "" : st.error().what()));
+  }
+  CHECK(d.stop() == 0);
+  std::filesystem::remove(named);
 }

@@ -756,10 +756,10 @@ Plan plan_for(const BinaryParams& bp) {
 
 Plan plan_at(const BinaryParams& bp, SimdLevel level) {
 #if defined(AISRV_BINARY_AVX2)
-  if (level == SimdLevel::avx2) return plan_for<Avx2>(bp);
+  if (opt::uses_avx2(level)) return plan_for<Avx2>(bp);
 #endif
 #if defined(__aarch64__)
-  if (level == SimdLevel::neon || level == SimdLevel::neon_dot) return plan_for<Neon>(bp);
+  if (opt::uses_neon(level)) return plan_for<Neon>(bp);
 #endif
   (void)level;
   return plan_for<Portable>(bp);

@@ -5,7 +5,10 @@
 //            channel), with per-channel bias / multiplier / shift padded to 16; with the dot-product level, int8
 //            convolutions keep their weight bytes ([K16/4][16][4]) and fold the input offset into the bias, and
 //            their im2col rows are the input bytes themselves (the zero point for padding taps); the NEON level
-//            does the same for deep int8 convolutions in [K16/16][16][16] (GemmLayout::pairs8);
+//            does the same for deep int8 convolutions in [K16/16][16][16] (GemmLayout::pairs8); the VNNI levels
+//            (x86 VPDPBUSD) keep int8 and uint8 weights as signed bytes in [K4/4][16][4] (GemmLayout::vnni) with
+//            the offsets folded into the bias, their im2col rows unsigned bytes (int8 inputs + 128), and for uint8 a
+//            per-row correction from each im2col row's byte sum;
 //   invoke:  tiles of output pixels; each tile's im2col rows (input + input offset as int16, zero for padding taps,
 //            depth padded to even) are built in scratch, then 6 x 16 GEMM blocks (opt_kernels.hpp) accumulate,
 //            requantize and store. With a worker pool, the parts are (group, tile, range of channel blocks), each
@@ -34,7 +37,8 @@ size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 
 struct ConvPlan {
   GemmLayout layout = GemmLayout::rows;
-  bool bytes = false;                  // GemmLayout::dot or pairs8: int8 im2col and weights, depth padded to 16
+  bool bytes = false;                  // GemmLayout::dot, pairs8, vnni: byte im2col and weights, depth padded to 16
+                                       // (vnni: 4)
   size_t element = sizeof(int16_t);    // bytes per im2col / weight element
   size_t participants = 1;             // threads of the backend's pool, each with a scratch tile
   int32_t groups = 1, group_in = 0, group_out = 0;
@@ -52,14 +56,18 @@ struct ConvPlan {
   size_t prepared_bytes() const {
     return fits ? kPreparedHeaderBytes + static_cast<size_t>(groups) * blocks * block_bytes : 0;
   }
-  size_t tile_bytes() const { return round_up(tile_rows * depth_padded * element, 64); }
+  // The im2col rows, then (vnni) one int32 row offset per row.
+  size_t tile_bytes() const {
+    return round_up(tile_rows * depth_padded * element, 64) +
+           (layout == GemmLayout::vnni ? round_up(tile_rows * sizeof(int32_t), 64) : 0);
+  }
   size_t scratch_bytes() const { return fits ? participants * tile_bytes() : 0; }
 };
 
 ConvPlan plan_conv(const Conv2DParams& p, size_t participants, GemmLayout layout) {
   ConvPlan c;
   c.layout = layout;
-  c.bytes = layout == GemmLayout::dot || layout == GemmLayout::pairs8;
+  c.bytes = layout == GemmLayout::dot || layout == GemmLayout::pairs8 || layout == GemmLayout::vnni;
   c.element = c.bytes ? 1 : sizeof(int16_t);
   c.participants = std::max<size_t>(participants, 1);
   const Dims4 &is = p.input_shape, &fs = p.filter_shape, &os = p.output_shape;
@@ -67,7 +75,7 @@ ConvPlan plan_conv(const Conv2DParams& p, size_t participants, GemmLayout layout
   c.group_in = fs.c;
   c.group_out = os.c / c.groups;
   c.depth = static_cast<size_t>(fs.h) * static_cast<size_t>(fs.w) * static_cast<size_t>(fs.c);
-  c.depth_padded = round_up(std::max<size_t>(c.depth, 1), c.bytes ? 16 : 2);
+  c.depth_padded = round_up(std::max<size_t>(c.depth, 1), layout == GemmLayout::vnni ? 4 : c.bytes ? 16 : 2);
   c.blocks = (static_cast<size_t>(c.group_out) + kGemmCols - 1) / kGemmCols;
   c.pixels = static_cast<size_t>(os.n) * static_cast<size_t>(os.h) * static_cast<size_t>(os.w);
   // Rows per tile: a multiple of kGemmRows (the last GEMM block of a tile may hold zero rows), >= kGemmRows.
@@ -95,9 +103,20 @@ ConvPlan plan_conv(const Conv2DParams& p, size_t participants, GemmLayout layout
 // pairs8 [Kp16/16][16][16] — with
 // the input offset times the sum of the channel's weights folded into the bias (wrapping, like every int32 sum here:
 // the result is the reference's value).
+// GemmLayout::vnni's constants (opt_kernels.hpp): x + input_offset = a + alpha, w + filter_offset = b + beta, with
+// a = x + 128 (int8) or x (uint8) and b = w (int8) or w - 128 (uint8).
+struct VnniTerms {
+  int64_t alpha = 0, beta = 0, b_shift = 0;
+};
+VnniTerms vnni_terms(const Conv2DParams& p) {
+  if (p.dtype == DType::uint8) return {p.input_offset, int64_t{p.filter_offset} + 128, -128};
+  return {int64_t{p.input_offset} - 128, p.filter_offset, 0};
+}
+
 template <typename T>
 void pack(const Conv2DParams& p, const ConvPlan& c, GemmLayout layout, std::span<uint8_t> prepared) {
   const T* filter = static_cast<const T*>(p.filter);
+  const VnniTerms vt = vnni_terms(p);
   uint8_t* base = prepared.data() + kPreparedHeaderBytes;
   for (int32_t g = 0; g < c.groups; ++g) {
     for (size_t nb = 0; nb < c.blocks; ++nb) {
@@ -115,11 +134,14 @@ void pack(const Conv2DParams& p, const ConvPlan& c, GemmLayout layout, std::span
         multiplier[j] = valid ? p.output_multiplier[oc] : 0;
         shift[j] = valid ? p.output_shift[oc] : 0;
         const T* row = filter + oc * c.depth;
-        int64_t sum = 0;
+        int64_t sum = 0, b_sum = 0;
         for (size_t k = 0; k < c.depth_padded; ++k) {
           const int32_t v = valid && k < c.depth ? int32_t{row[k]} + p.filter_offset : 0;
           sum += v;
+          const int64_t bv = valid && k < c.depth ? int64_t{row[k]} + vt.b_shift : 0;  // in [-128, 127]
+          b_sum += bv;
           switch (layout) {
+            case GemmLayout::vnni: w8[(k / 4 * kGemmCols + col) * 4 + k % 4] = static_cast<int8_t>(bv); break;
             case GemmLayout::dot: w8[(k / 4 * kGemmCols + col) * 4 + k % 4] = static_cast<int8_t>(v); break;
             case GemmLayout::pairs8: w8[(k / 16 * kGemmCols + col) * 16 + k % 16] = static_cast<int8_t>(v); break;
             case GemmLayout::pairs: w16[(k / 2 * kGemmCols + col) * 2 + k % 2] = static_cast<int16_t>(v); break;
@@ -128,7 +150,10 @@ void pack(const Conv2DParams& p, const ConvPlan& c, GemmLayout layout, std::span
           }
         }
         const int64_t b = valid && p.bias ? p.bias[oc] : 0;
-        const int64_t folded = c.bytes ? b + int64_t{p.input_offset} * sum : b;
+        const int64_t folded =
+            layout == GemmLayout::vnni
+                ? b + vt.alpha * b_sum + static_cast<int64_t>(c.depth) * vt.alpha * vt.beta
+                : (c.bytes ? b + int64_t{p.input_offset} * sum : b);
         bias[j] = valid ? static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(folded))) : 0;
       }
     }
@@ -205,9 +230,28 @@ void im2col(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, int32
       [](int16_t* dst, size_t n) { std::memset(dst, 0, n * sizeof(int16_t)); });
 }
 
-// GemmLayout::dot: the input bytes as they are, the input's zero point (-input_offset, so that the tap adds 0 like
-// the reference's skipped tap) for padding taps.
+// The byte layouts: the input bytes as they are, the input's zero point (-input_offset, so that the tap adds 0 like
+// the reference's skipped tap) for padding taps; GemmLayout::vnni with int8 input: every byte + 128 (x ^ 0x80), the
+// zero point's too.
 void im2col_bytes(const Conv2DParams& p, const ConvPlan& c, int32_t g, size_t m0, size_t rows, int8_t* tile) {
+  if (c.layout == GemmLayout::vnni && p.dtype == DType::int8) {
+    const auto zero_point = static_cast<int8_t>(static_cast<uint8_t>(-p.input_offset) ^ 0x80);
+    im2col_rows(
+        p, c, g, m0, rows, tile,
+        [](const uint8_t* src, int8_t* dst, size_t n) {
+          constexpr uint64_t kFlip = 0x8080808080808080ULL;
+          size_t i = 0;
+          for (; i + 8 <= n; i += 8) {
+            uint64_t v;
+            std::memcpy(&v, src + i, 8);
+            v ^= kFlip;
+            std::memcpy(dst + i, &v, 8);
+          }
+          for (; i < n; ++i) dst[i] = static_cast<int8_t>(src[i] ^ 0x80);
+        },
+        [zero_point](int8_t* dst, size_t n) { std::memset(dst, zero_point, n); });
+    return;
+  }
   const auto zero_point = static_cast<int8_t>(-p.input_offset);
   im2col_rows(
       p, c, g, m0, rows, tile,
@@ -233,6 +277,7 @@ void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, WorkerPo
   const uint8_t* base = p.prepared.data() + kPreparedHeaderBytes;
   const size_t parts = static_cast<size_t>(c.groups) * c.tiles * c.chunks;
   const uint64_t macs = uint64_t{c.pixels} * static_cast<uint64_t>(p.output_shape.c) * c.depth;
+  const auto vnni_beta = static_cast<uint32_t>(vnni_terms(p).beta);  // 0 for int8 (symmetric weights)
   pool.run(parts, [&](size_t part, size_t participant) {
     const size_t chunk = part % c.chunks, tile_index = part / c.chunks % c.tiles;
     const auto g = static_cast<int32_t>(part / c.chunks / c.tiles);
@@ -252,6 +297,17 @@ void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, WorkerPo
     if (c.bytes) im2col_bytes(p, c, g, m0, rows, tile8);
     else im2col<T>(p, c, k, g, m0, rows, tile);
     std::memset(tile_bytes + rows * c.depth_padded * c.element, 0, (padded_rows - rows) * c.depth_padded * c.element);
+    // GemmLayout::vnni, uint8: beta times each row's byte sum (wrapping; see vnni_kernels.cpp), after the rows.
+    int32_t* row_offsets = nullptr;
+    if (c.layout == GemmLayout::vnni && vnni_beta != 0) {
+      row_offsets = reinterpret_cast<int32_t*>(tile_bytes + round_up(c.tile_rows * c.depth_padded, 64));
+      for (size_t r = 0; r < padded_rows; ++r) {
+        const auto* row = reinterpret_cast<const uint8_t*>(tile8 + r * c.depth_padded);
+        uint32_t sum = 0;
+        for (size_t kk = 0; kk < c.depth_padded; ++kk) sum += row[kk];
+        row_offsets[r] = static_cast<int32_t>(sum * vnni_beta);
+      }
+    }
     const size_t nb_end = std::min(c.blocks, (chunk + 1) * c.per_chunk);
     for (size_t nb = chunk * c.per_chunk; nb < nb_end; ++nb) {
       const uint8_t* block = base + (static_cast<size_t>(g) * c.blocks + nb) * c.block_bytes;
@@ -265,9 +321,11 @@ void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, WorkerPo
       for (size_t r0 = 0; r0 < padded_rows; r0 += kGemmRows) {
         gb.a = tile + r0 * c.depth_padded;
         gb.a8 = tile8 + r0 * c.depth_padded;
+        gb.row_offset = row_offsets ? row_offsets + r0 : nullptr;
         gb.out = output + (m0 + r0) * out_c + col0;
         gb.rows = static_cast<int32_t>(std::min<size_t>(kGemmRows, rows - r0));
-        if (c.layout == GemmLayout::dot) k.gemm_dot(gb);
+        if (c.layout == GemmLayout::vnni) k.gemm_vnni[u](gb);
+        else if (c.layout == GemmLayout::dot) k.gemm_dot(gb);
         else if (c.layout == GemmLayout::pairs8) k.gemm_pairs8(gb);
         else k.gemm[u](gb);
       }
@@ -283,9 +341,18 @@ bool int8_bytes(const Conv2DParams& p) {
   return p.dtype == DType::int8 && p.filter_offset == 0 && p.input_offset >= -127 && p.input_offset <= 128;
 }
 
+// GemmLayout::vnni applies to 8-bit convolutions whose padding taps have a byte to stand for them: a = -alpha in
+// [0, 255] (int8: input offset in [-127, 128]; uint8: in [-255, 0]), i.e. any zero point of the input's type.
+bool vnni_bytes(const Conv2DParams& p) {
+  const int64_t pad = -vnni_terms(p).alpha;
+  return quantized(p) && pad >= 0 && pad <= 255 && p.filter != nullptr;
+}
+
 }  // namespace
 
 GemmLayout conv2d_layout(const Conv2DParams& p, const OptKernels& k) {
+  const int u = p.dtype == DType::uint8 ? 1 : 0;
+  if (k.gemm_vnni[u] && vnni_bytes(p)) return GemmLayout::vnni;
   if (!int8_bytes(p)) return k.gemm_layout;
   if (k.gemm_dot) return GemmLayout::dot;
   const int64_t depth = int64_t{p.filter_shape.h} * p.filter_shape.w * p.filter_shape.c;
@@ -298,6 +365,7 @@ GemmLayout conv2d_layout(const Conv2DParams& p, const OptKernels& k) {
 }
 
 bool conv2d_runs(GemmLayout layout, const Conv2DParams& p, const OptKernels& k) {
+  if (layout == GemmLayout::vnni) return k.gemm_vnni[p.dtype == DType::uint8 ? 1 : 0] && vnni_bytes(p);
   if (layout == GemmLayout::dot) return k.gemm_dot && int8_bytes(p);
   if (layout == GemmLayout::pairs8) return k.gemm_pairs8 && int8_bytes(p);
   return layout == k.gemm_layout;

@@ -1,12 +1,13 @@
 // aisrv CPU engine, optimised kernels — the float32 inner loops of the convolution family (float_kernels.hpp) at each
 // instruction-set level: portable C++ (which the compiler vectorises for the baseline target), AVX2 (functions with
-// __attribute__((target("avx2"))), reached only through float_kernels(SimdLevel::avx2)) and NEON (aarch64).
+// __attribute__((target("avx2"))), reached only through float_kernels() at the AVX2 levels) and NEON (aarch64).
 // Every loop keeps one output element per lane with its own running total: +0.0f, then total + product for each
 // term in the caller's order, then + bias, then the clamp; separate multiply and add instructions (no FMA).
 // The clamps reproduce std::min(std::max(v, lo), hi) bit for bit, NaN and signed zeros included:
 //   AVX2  max_ps(lo, v) = (lo > v) ? lo : v = std::max(v, lo); min_ps(hi, u) = (hi < u) ? hi : u = std::min(u, hi);
 //   NEON  a compare and a bit select of the same two expressions (FMAX / FMIN would treat NaN and -0.0 otherwise).
 #include "float_kernels.hpp"
+#include "optimized_backend.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -530,7 +531,7 @@ FloatKernels float_kernels(SimdLevel level) {
   k.depthwise = depthwise_portable;
   k.fc = fc_portable;
 #if defined(AISRV_FLOAT_AVX2)
-  if (level == SimdLevel::avx2) {
+  if (uses_avx2(level)) {
     k.taps[0] = taps_avx2<1>;
     k.taps[1] = taps_avx2<2>;
     k.depthwise = depthwise_avx2;
@@ -538,7 +539,7 @@ FloatKernels float_kernels(SimdLevel level) {
   }
 #endif
 #if defined(__aarch64__)
-  if (level == SimdLevel::neon || level == SimdLevel::neon_dot) {
+  if (uses_neon(level)) {
     k.taps[0] = taps_neon<2>;
     k.taps[1] = taps_neon<4>;
     k.depthwise = depthwise_neon;

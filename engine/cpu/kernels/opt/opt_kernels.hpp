@@ -2,7 +2,8 @@
 // function pointers (OptKernels), and the argument structs they take. The drivers (conv2d.cpp, depthwise_conv2d.cpp,
 // ...) do tiling, im2col and bookkeeping in portable C++ and call these for the multiply-accumulate work.
 // portable_kernels.cpp fills the table with plain C++; avx2_kernels.cpp overrides entries with AVX2 code,
-// neon_kernels.cpp with NEON code.
+// vnni_kernels.cpp (after AVX2) the int8 / uint8 GEMMs with VPDPBUSD (AVX-VNNI, AVX-512 VNNI), neon_kernels.cpp with
+// NEON code.
 //
 // Exactness contract of every entry: integer sums in int32 (the loader proves no sum of |terms| overflows, so any
 // summation order gives the reference's value) and requantization with fp::requantize's formula (x * 2^left,
@@ -30,6 +31,13 @@ enum class GemmLayout : uint32_t {
   pairs8 = 5,   // int8 weights as they are, all in [-127, 127], depth padded to Kp16: [Kp16 / 16][kGemmCols][16],
                 // sixteen depth entries of a channel together, for SMULL / SMLAL2 + SADALP (NEON, ARMv8.0); the
                 // input offset folded into the bias as for dot
+  vnni = 6,     // VPDPBUSD (unsigned x signed bytes, x86 AVX-VNNI / AVX512_VNNI), int8 and uint8: depth padded to Kp4 =
+                // a multiple of 4, [Kp4 / 4][kGemmCols][4] signed bytes b = w (int8) or w - 128 (uint8); the im2col
+                // rows hold unsigned bytes a = x + 128 (int8) or x (uint8). With w + filter_offset = b + beta and
+                // x + input_offset = a + alpha, the sum over the K real taps is
+                //   sum a*b + alpha * sum b + K * alpha * beta + beta * sum a,
+                // the first by VPDPBUSD, the next two folded into the bias at prepare, the last (uint8 only: beta =
+                // filter_offset + 128; int8: beta = filter_offset = 0) from each im2col row's byte sum (row_offset).
 };
 
 // How DEPTHWISE_CONV_2D weights are read: the model's filter as is, or repacked (+ filter offset, int16) in the
@@ -52,6 +60,7 @@ struct GemmBlock {
   const int32_t* bias = nullptr;        // kGemmCols entries each
   const int32_t* multiplier = nullptr;
   const int32_t* shift = nullptr;
+  const int32_t* row_offset = nullptr;  // vnni: null, or kGemmRows values added to every column of their row
   int32_t output_offset = 0, act_min = 0, act_max = 0;
   uint8_t* out = nullptr;  // output element of row 0, column 0 (bytes: int8 or uint8)
   size_t out_stride = 0;   // bytes between output rows
@@ -133,6 +142,7 @@ struct OptKernels {
   void (*gemm[2])(const GemmBlock&) = {};
   void (*gemm_dot)(const GemmBlock&) = nullptr;     // int8, GemmLayout::dot (neon_dot only)
   void (*gemm_pairs8)(const GemmBlock&) = nullptr;  // int8, GemmLayout::pairs8 (neon)
+  void (*gemm_vnni[2])(const GemmBlock&) = {};      // [0] int8, [1] uint8, GemmLayout::vnni (avx_vnni, avx512_vnni)
   void (*depthwise_row[2])(const DepthwiseRow&) = {};
   void (*fc_row[2])(const FcRow&) = {};
   void (*add[2])(const AddSpan&) = {};
@@ -148,6 +158,10 @@ struct OptKernels {
 void fill_portable_kernels(OptKernels& k);
 // Overrides entries with AVX2 code; does nothing on a non-x86-64 build. Call only when the CPU has AVX2.
 void fill_avx2_kernels(OptKernels& k);
+// Add the VPDPBUSD GEMMs (after fill_avx2_kernels); do nothing on a non-x86-64 build. Call only when the CPU and OS
+// have AVX-VNNI, respectively AVX-512 F/BW/VL + AVX512_VNNI.
+void fill_avx_vnni_kernels(OptKernels& k);
+void fill_avx512_vnni_kernels(OptKernels& k);
 // Overrides entries with NEON code; does nothing on a non-aarch64 build.
 void fill_neon_kernels(OptKernels& k);
 // Adds the dot-product GEMM (after fill_neon_kernels). Call only when the CPU has the ARMv8.2 dot product.

@@ -16,7 +16,8 @@ class OptimizedKernelBackend : public ReferenceKernelBackend {
  public:
   // `threads` participants run CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED (the caller and threads - 1 workers
   // started here); each gets its own scratch, so scratch needs grow with it.
-  // `min_parallel_work`: operators with fewer multiply-accumulates run on the caller alone (tests pass 0).
+  // `min_parallel_work`: operators with fewer multiply-accumulates run on the caller alone; above it the pool
+  // decides per operator shape from measured times (worker_pool.hpp). Tests pass 0: every operator is handed out.
   explicit OptimizedKernelBackend(SimdLevel level, size_t threads = 1,
                                   uint64_t min_parallel_work = opt::WorkerPool::kMinParallelWork);
 
@@ -57,6 +58,11 @@ class OptimizedKernelBackend : public ReferenceKernelBackend {
 
 // Per-kernel sizing and preparation (conv2d.cpp, depthwise_conv2d.cpp, fully_connected.cpp).
 namespace opt {
+// Levels that include the AVX2 kernels (the VNNI levels add to them), and the NEON ones.
+inline bool uses_avx2(SimdLevel l) {
+  return l == SimdLevel::avx2 || l == SimdLevel::avx_vnni || l == SimdLevel::avx512_vnni;
+}
+inline bool uses_neon(SimdLevel l) { return l == SimdLevel::neon || l == SimdLevel::neon_dot; }
 // The weight layout a CONV_2D is prepared in with kernel table `k` (at load; it reads the weights): for int8
 // convolutions GemmLayout::dot when the table has the dot-product GEMM, else GemmLayout::pairs8 when it has that GEMM,
 // the depth is at least kPairs8MinDepth and no weight is -128; otherwise the table's gemm_layout. At invoke the

@@ -185,7 +185,7 @@ void OptimizedKernelBackend::pool2d(const Pool2DParams& p) {
   }
   auto rows = opt::max_pool_rows_baseline;
 #if defined(AISRV_POOL_AVX2)
-  if (level_ == SimdLevel::avx2) rows = opt::max_pool_rows_avx2;
+  if (opt::uses_avx2(level_)) rows = opt::max_pool_rows_avx2;
 #endif
   const Dims4& os = p.output_shape;
   const int64_t total_rows = int64_t{os.n} * os.h;

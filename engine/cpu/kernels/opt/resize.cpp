@@ -636,10 +636,10 @@ RowPasses<T> neon_passes() {
 template <typename T>
 RowPasses<T> passes_for(SimdLevel level) {
 #if defined(AISRV_RESIZE_AVX2)
-  if (level == SimdLevel::avx2) return avx2_passes<T>();
+  if (uses_avx2(level)) return avx2_passes<T>();
 #endif
 #if defined(__aarch64__)
-  if (level == SimdLevel::neon || level == SimdLevel::neon_dot) return neon_passes<T>();
+  if (uses_neon(level)) return neon_passes<T>();
 #endif
   return kPortablePasses<T>;
 }

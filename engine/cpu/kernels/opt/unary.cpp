@@ -94,10 +94,10 @@ using LookUp = void (*)(const uint8_t* table, const uint8_t* in, uint8_t* out, i
 
 LookUp look_up_for(SimdLevel level) {
 #if defined(AISRV_UNARY_AVX2)
-  if (level == SimdLevel::avx2) return look_up_avx2;
+  if (opt::uses_avx2(level)) return look_up_avx2;
 #endif
 #if defined(__aarch64__)
-  if (level == SimdLevel::neon || level == SimdLevel::neon_dot) return look_up_neon;
+  if (opt::uses_neon(level)) return look_up_neon;
 #endif
   (void)level;
   return look_up_portable;

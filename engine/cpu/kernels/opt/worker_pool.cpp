@@ -1,6 +1,8 @@
 // aisrv CPU engine, optimised kernels — the worker pool (worker_pool.hpp).
 #include "worker_pool.hpp"
 
+#include <algorithm>
+
 namespace aisrv::engine::cpu::opt {
 
 namespace {
@@ -13,7 +15,8 @@ inline void relax() {
 }
 }  // namespace
 
-WorkerPool::WorkerPool(size_t threads, uint64_t min_parallel_work) : min_work_(min_parallel_work) {
+WorkerPool::WorkerPool(size_t threads, uint64_t min_parallel_work, bool measure)
+    : min_work_(min_parallel_work), measure_(measure) {
   for (size_t i = 1; i < threads; ++i) workers_.emplace_back([this, i] { work(i); });
 }
 
@@ -33,12 +36,59 @@ void WorkerPool::take_parts(size_t participant) {
   }
 }
 
+bool WorkerPool::Choice::parallel() const {
+  auto best = [](const double* t, uint32_t runs) {
+    double m = 0;
+    for (uint32_t i = 0; i < std::min(runs, kTrials); ++i) m = i == 0 ? t[i] : std::min(m, t[i]);
+    return m;
+  };
+  return best(multi, multi_runs) < best(single, single_runs);
+}
+
+bool WorkerPool::hands_out(uint64_t work, size_t parts) const {
+  if (workers_.empty() || parts <= 1 || work < min_work_) return false;
+  if (!measure_) return true;
+  const auto it = choices_.find({work, parts});
+  return it != choices_.end() && it->second.single_runs >= kTrials && it->second.multi_runs >= kTrials &&
+         it->second.parallel();
+}
+
 void WorkerPool::run(size_t parts, const Part& fn, uint64_t work) {
   if (parts == 0) return;
-  if (workers_.empty() || parts == 1 || work < min_work_) {
+  auto inline_run = [&] {
     for (size_t part = 0; part < parts; ++part) fn(part, 0);
+  };
+  if (workers_.empty() || parts == 1 || work < min_work_) {
+    inline_run();
     return;
   }
+  if (!measure_) {
+    run_parallel(parts, fn);
+    return;
+  }
+  Choice& c = choices_[{work, parts}];
+  bool parallel;
+  if (c.single_runs < kTrials || c.multi_runs < kTrials) {
+    parallel = c.multi_runs < c.single_runs;  // alternate, the caller alone first
+  } else {
+    parallel = c.parallel();
+    if (++c.since_trial >= kRetrial) {  // time the other way once
+      c.since_trial = 0;
+      parallel = !parallel;
+    }
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  if (parallel) run_parallel(parts, fn);
+  else inline_run();
+  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  if (parallel) c.multi[c.multi_runs++ % kTrials] = ns;
+  else c.single[c.single_runs++ % kTrials] = ns;
+  // keep the counters from wrapping: past the trials only the ring position matters
+  if (c.single_runs >= 1000 * kTrials) c.single_runs -= 999 * kTrials;
+  if (c.multi_runs >= 1000 * kTrials) c.multi_runs -= 999 * kTrials;
+}
+
+void WorkerPool::run_parallel(size_t parts, const Part& fn) {
   bool wake;
   while (true) {
     std::unique_lock lock(mu_);

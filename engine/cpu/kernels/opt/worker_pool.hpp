@@ -6,6 +6,14 @@
 // condition variable's wake-up costs more than a small operator), then sleeps on a condition variable — an idle
 // engine uses no processor time. A part knows which participant runs it (0 = the caller), so a kernel can give each
 // participant its own scratch.
+// Whether a run is handed out at all is decided from measured time (measure = true, the engine's setting): runs are
+// grouped by their shape (work, parts) — the operators of a model with equal shapes cost the same —, and for each
+// shape the first kTrials runs alternate between the caller alone and all participants, timed; from then on the
+// faster way is used, and every kRetrial-th run times the other way again (the last kTrials times of each way are
+// kept, and their minimum compared), so a change of load moves the choice. A hand-over costs a wake-up of a sleeping
+// worker (tens of microseconds on a virtual machine) where the operators are spread apart, and next to nothing
+// between back-to-back operators; no constant threshold gets both right, a measurement does. The results are the
+// same either way (every kernel is bit-exact on any number of participants).
 #pragma once
 
 #include <atomic>
@@ -16,6 +24,8 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace aisrv::engine::cpu::opt {
@@ -25,8 +35,9 @@ class WorkerPool {
   using Part = std::function<void(size_t part, size_t participant)>;
   static constexpr std::chrono::microseconds kSpin{200};
 
-  // threads >= 1 (1 starts no thread); runs with less work than `min_parallel_work` stay on the caller.
-  explicit WorkerPool(size_t threads, uint64_t min_parallel_work = kMinParallelWork);
+  // threads >= 1 (1 starts no thread); runs with less work than `min_parallel_work` stay on the caller; `measure`:
+  // choose per shape from measured times (above), else hand out every run at or above the minimum (tests).
+  explicit WorkerPool(size_t threads, uint64_t min_parallel_work = kMinParallelWork, bool measure = true);
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -41,12 +52,30 @@ class WorkerPool {
 
   // Less work than this is not worth handing out (a hand-over costs about a microsecond).
   static constexpr uint64_t kMinParallelWork = 64 * 1024;
+  static constexpr uint32_t kTrials = 3;     // timed runs of each way before choosing
+  static constexpr uint32_t kRetrial = 64;   // then one timed run of the other way in this many
+
+  // Whether runs of this shape are currently handed out (measure mode; for tests and the benchmark's breakdown).
+  bool hands_out(uint64_t work, size_t parts) const;
 
  private:
+  struct Choice {
+    double single[kTrials] = {}, multi[kTrials] = {};  // the last times of each way, ns (0: none yet)
+    uint32_t single_runs = 0, multi_runs = 0, since_trial = 0;
+    bool parallel() const;                             // the faster way so far
+  };
+  struct ShapeHash {
+    size_t operator()(const std::pair<uint64_t, size_t>& k) const {
+      return std::hash<uint64_t>()(k.first * 0x9E3779B97F4A7C15ULL ^ k.second);
+    }
+  };
+  void run_parallel(size_t parts, const Part& fn);
   void work(size_t participant);
   void take_parts(size_t participant);
 
   uint64_t min_work_;
+  bool measure_;
+  std::unordered_map<std::pair<uint64_t, size_t>, Choice, ShapeHash> choices_;  // used by the caller's thread only
   std::vector<std::thread> workers_;
   std::mutex mu_;
   std::condition_variable wake_, finished_;

@@ -5,6 +5,7 @@
 //   input(i) / output(i) -> the engine's own tensor buffers, sized from the loaded model
 //   invoke() -> per-layer timings, or an error
 //   unload()
+//   make_sibling() -> a fresh backend with the same options, so a replacement model is prepared beside the loaded one
 // A backend never sees wire formats: it gets spans, returns Results, and writes human-readable lines to the log
 // callback (they end up in the engine's debug log). The interpreter serialises all calls to one backend object
 // (one call at a time), so a backend needs no locking of its own.
@@ -75,6 +76,15 @@ class InferenceBackend {
   // Errc::model_error with a reason for anything the backend refuses. The bytes are not retained: copy them.
   virtual Result<ModelInfo> load(std::span<const uint8_t> model, const LoadOptions& options) = 0;
   virtual void unload() = 0;
+
+  // A new backend of the same kind with the same options and no model, or nullptr when this engine cannot hold a
+  // second model beside the loaded one (the default). The interpreter replaces a model atomically with it: it loads
+  // the new model into the sibling while this backend keeps serving, swaps the sibling in once the model is ready,
+  // then destroys this backend (freeing the old model) before the sibling's first invoke. A sibling's load that fails
+  // — a bad model, or memory that does not hold both models — leaves this backend untouched. Without a sibling the
+  // interpreter unloads the old model first, as load() does. Called, like every method, one call at a time; the
+  // interpreter never calls the sibling and this backend concurrently either.
+  virtual std::unique_ptr<InferenceBackend> make_sibling() const { return nullptr; }
 
   // Tensor buffers of the loaded model (empty span for a bad index or no model). The interpreter writes a session's
   // inputs into them before each invoke and copies the outputs out after it (sessions own their tensors; the

@@ -40,20 +40,20 @@ extern "C" {
   X(GET_TIMINGS,               0x09, AISRV_KIND_GET, "none", "u32 per operator of the last inference, nanoseconds (saturating)") \
   X(GET_INPUT_TENSOR_LENGTH,   0x0A, AISRV_KIND_GET, "none; tensor = input index", "u32 byte length") \
   X(GET_OUTPUT_TENSOR_LENGTH,  0x0B, AISRV_KIND_GET, "none; tensor = output index", "u32 byte length") \
-  X(START_ACQUIRE_SINGLE,      0x8C, AISRV_KIND_SET, "none", "none") \
-  X(START_ACQUIRE_STREAM,      0x8E, AISRV_KIND_SET, "none; tensor = 1 start, 0 stop", "none") \
-  X(START_ACQUIRE_SET_I2C,     0x8F, AISRV_KIND_SET, "u8 address, u8 register, u8 value", "none") \
-  X(GET_ACQUIRE_MODE,          0x0E, AISRV_KIND_GET, "none", "u32 mode (0 idle, 1 single, 2 stream)") \
+  X(START_ACQUIRE_SINGLE,      0x8C, AISRV_KIND_SET, "none or XMOS's window (6 x u16); tensor = 0 fill input 0 (XMOS), 1 also infer (ext)", "none") \
+  X(START_ACQUIRE_STREAM,      0x8E, AISRV_KIND_SET, "none (start, any tensor, as XMOS); ext: u32 mode 1 start, 0 stop", "none") \
+  X(START_ACQUIRE_SET_I2C,     0x8F, AISRV_KIND_SET, "u8 address, u8 register, u8 value; ext: u8 address, u16 register, u8 value", "none") \
+  X(GET_ACQUIRE_MODE,          0x0E, AISRV_KIND_GET, "none", "u32 mode (0 single: not streaming, 1 stream)") \
   X(GET_SENSOR_TENSOR,         0x0D, AISRV_KIND_GET, "none", "last acquired sensor frame") \
   X(SET_SENSOR_TENSOR,         0x8D, AISRV_KIND_SET, "sensor frame bytes (injected as the next frame)", "none") \
   X(GET_DEBUG_LOG,             0x0F, AISRV_KIND_GET, "none; tensor = max lines (0 = all); engine 0xFFFFFFFF = server log", "text lines, '\\n'-separated") \
   X(GET_ID,                    0x10, AISRV_KIND_GET, "none", "u32 server id (0x41495356)") \
   X(GET_OUTPUT_GPIO_EN,        0x11, AISRV_KIND_GET, "none; tensor = gpio index", "u32 enabled") \
-  X(SET_OUTPUT_GPIO_EN,        0x91, AISRV_KIND_SET, "u32 enabled; tensor = gpio index", "none") \
+  X(SET_OUTPUT_GPIO_EN,        0x91, AISRV_KIND_SET, "u32 enabled; tensor = gpio index (u8: every line, XMOS)", "none") \
   X(GET_OUTPUT_GPIO_THRESH,    0x12, AISRV_KIND_GET, "none; tensor = gpio index", "i32 threshold") \
-  X(SET_OUTPUT_GPIO_THRESH,    0x92, AISRV_KIND_SET, "i32 threshold; tensor = gpio index", "none") \
+  X(SET_OUTPUT_GPIO_THRESH,    0x92, AISRV_KIND_SET, "i32 threshold (f32 for a float32 output); tensor = gpio index (XMOS: u8 index, i8 threshold)", "none") \
   X(GET_OUTPUT_GPIO_MODE,      0x13, AISRV_KIND_GET, "none; tensor = gpio index", "u32 mode") \
-  X(SET_OUTPUT_GPIO_MODE,      0x93, AISRV_KIND_SET, "u32 mode; tensor = gpio index", "none") \
+  X(SET_OUTPUT_GPIO_MODE,      0x93, AISRV_KIND_SET, "u32 or u8 mode; tensor = 0", "none") \
   X(HELLO,                     0x55, AISRV_KIND_GET, "none", "none") \
   /* ext: protocol version, introspection, model lifecycle */ \
   X(GET_VERSION,               0x20, AISRV_KIND_GET, "none", "version record (protocol.md)") \

@@ -54,6 +54,13 @@
 /* CANCEL_INFER: `tensor` values. */
 #define AISRV_CANCEL_OWN 0u
 #define AISRV_CANCEL_ANY 1u
+/* GET_ACQUIRE_MODE's answer and START_ACQUIRE_STREAM's optional u32 payload (XMOS's values; the payload is an
+ * aisrv extension: SINGLE stops a stream). */
+#define AISRV_ACQUIRE_MODE_SINGLE 0u
+#define AISRV_ACQUIRE_MODE_STREAM 1u
+/* START_ACQUIRE_SINGLE: `tensor` values (FILL: input 0 only, as XMOS; INFER: then the inference, an extension). */
+#define AISRV_ACQUIRE_FILL 0u
+#define AISRV_ACQUIRE_INFER 1u
 /* Largest AUTH token. */
 #define AISRV_MAX_TOKEN 256u
 

@@ -80,23 +80,27 @@ class Client {
   Result<std::vector<std::vector<uint8_t>>> infer(uint32_t engine, std::span<const std::span<const uint8_t>> inputs);
 
   // Sensors and output GPIO (servers with AISRV_CAP_SENSOR / _I2C / _GPIO; docs/sensors-gpio.md).
-  // START_ACQUIRE_SINGLE: capture, preprocess into input 0, infer. `window` (XMOS's payload): start x, end x, start y,
-  // end y of the picture (ends exclusive), resized to the input.
+  // START_ACQUIRE_SINGLE: capture and preprocess into input 0; with `infer` (tensor 1, an aisrv extension) also run
+  // the inference in the same engine turn, else (tensor 0, as XMOS) the caller sends START_INFER. `window` (XMOS's
+  // payload): start x, end x, start y, end y of the picture (ends exclusive), resized to the input.
   struct Window {
     uint16_t x0 = 0, x1 = 0, y0 = 0, y1 = 0;
   };
-  Status acquire_single(uint32_t engine, const std::optional<Window>& window = {});
-  Status acquire_stream(uint32_t engine, bool start);      // START_ACQUIRE_STREAM 1 / 0
-  Result<uint32_t> acquire_mode(uint32_t engine);          // 0 idle, 1 single, 2 stream
+  Status acquire_single(uint32_t engine, const std::optional<Window>& window = {}, bool infer = true);
+  // START_ACQUIRE_STREAM: start as XMOS hosts do (no payload); stop with the u32 mode 0 payload (aisrv extension).
+  Status acquire_stream(uint32_t engine, bool start);
+  Result<uint32_t> acquire_mode(uint32_t engine);          // AISRV_ACQUIRE_MODE_SINGLE (0, not streaming) / _STREAM (1)
   Result<std::vector<uint8_t>> sensor_frame(uint32_t engine);  // GET_SENSOR_TENSOR: the last frame as fed
   Status i2c_write(uint32_t engine, uint8_t address, uint8_t reg, uint8_t value);  // START_ACQUIRE_SET_I2C
   struct GpioLine {
     bool enabled = false;
-    int32_t threshold = 0;
+    double threshold = 0;  // a float32 output's may be fractional
   };
   Result<GpioLine> gpio_line(uint32_t engine, uint32_t line);  // Errc::bad_tensor past the last line
   Status set_gpio_enabled(uint32_t engine, uint32_t line, bool enabled);
-  Status set_gpio_threshold(uint32_t engine, uint32_t line, int32_t threshold);
+  // Sent as an f32 when the engine's model has a float32 output 0, else as an i32 (Errc::invalid_argument for a
+  // fractional or out-of-range value then).
+  Status set_gpio_threshold(uint32_t engine, uint32_t line, double threshold);
   Result<uint32_t> gpio_mode(uint32_t engine);             // 0 threshold, 1 max
   Status set_gpio_mode(uint32_t engine, uint32_t mode);
 
@@ -113,6 +117,7 @@ class Client {
               std::vector<uint8_t>& out);
 
  private:
+  Result<bool> gpio_float_output(uint32_t engine);
   std::unique_ptr<HostTransport> transport_;
   protocol::VersionInfo version_;
   bool fetch_details_ = true;

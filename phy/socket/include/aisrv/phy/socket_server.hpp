@@ -2,10 +2,11 @@
 // stream framing of protocol/ and hands decoded requests to the interpreter; it never interprets a command.
 // Each connection is one interpreter session, opened with the peer identity the socket reports (SO_PEERCRED and
 // supplementary groups on Unix sockets, the remote address on TCP); the interpreter decides what the peer may do.
-// Many clients at once; each client's requests are answered in order; a payload length above the limit is refused
-// from the prefix before anything is allocated; a client that vanishes mid-request leaves nothing behind; idle
-// connections, half-sent frames and stalled readers are dropped after their timeouts; the number of connections
-// (in all and per peer) and the bytes of requests being received are bounded.
+// Many clients at once; each client's requests are answered in order (a client may pipeline them); a payload length
+// above the limit is refused from the prefix before anything is allocated; a client that leaves takes its work with
+// it (its queued and running requests are cancelled); idle connections, frames that do not arrive in time and
+// stalled readers are dropped; the number of connections (in all, per peer, with slots kept for admins) and the
+// bytes of requests being received (in all and per peer) are bounded; connection log lines are rate-limited per peer.
 #pragma once
 
 #include <chrono>
@@ -29,12 +30,21 @@ namespace aisrv::phy {
 
 struct SocketServerOptions {
   size_t io_threads = 2;  // Asio event-loop threads (aisrvd --io-threads): one busy with a big upload, one for the rest
-  size_t max_connections = 256;         // further clients are closed at once (logged)  (aisrvd --max-connections)
-  size_t max_connections_per_peer = 128;  // per Unix uid / TCP address (aisrvd --max-connections-per-peer)
-  std::chrono::milliseconds frame_timeout{10000};  // a half-sent request or an unread answer that makes no progress
-                                                   // this long closes the connection (aisrvd --frame-timeout)
+  size_t max_connections = 256;          // further clients are refused (aisrvd --max-connections)
+  size_t reserved_connections = 16;      // of max_connections, kept for peers the server makes admin (root, the
+                                         // daemon's user, --admin-group) (aisrvd --reserved-connections)
+  size_t max_connections_per_peer = 64;  // per Unix uid; all TCP peers together count as one peer
+                                         // (aisrvd --max-connections-per-peer)
+  std::chrono::milliseconds frame_timeout{10000};  // a request must arrive, and an answer be read, within this plus
+                                                   // its length at min_transfer_rate (aisrvd --frame-timeout)
+  uint64_t min_transfer_rate = 1 << 20;            // bytes per second (aisrvd --min-transfer-rate)
   std::chrono::milliseconds idle_timeout{1800000};  // no request this long closes the connection; 0: never
+  std::chrono::milliseconds auth_timeout{10000};    // a session that must AUTH and has not, this long after it
+                                                    // connected, is closed; 0: never (aisrvd --auth-timeout)
   uint64_t max_receive_bytes = 512ull << 20;  // payload bytes of requests being received or run, all connections
+  uint64_t max_receive_bytes_per_peer = 0;    // one peer's share of them; 0: half (aisrvd --max-receive-memory-per-peer)
+  size_t log_burst = 5;                       // connection log lines per peer and interval, then one summary line
+  std::chrono::milliseconds log_interval{10000};
   uint32_t socket_mode = 0660;                // Unix socket file mode (aisrvd --socket-mode)
   std::optional<uint32_t> socket_group;       // Unix socket file group (aisrvd --socket-group)
   bool allow_remote = false;                  // TCP on a non-loopback address (aisrvd --allow-remote)

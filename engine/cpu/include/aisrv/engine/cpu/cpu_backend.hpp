@@ -1,6 +1,8 @@
 // aisrv CPU engine — the InferenceBackend for TensorFlow Lite INT8 models ("TFL3" flatbuffers), kind "cpu":
-//   aisrvd --engine 0=cpu[:kernels=ref|opt][,threads=K|auto][,verify=on|off][,arena=SIZE]
+//   aisrvd --engine 0=cpu[:kernels=ref|opt][,simd=auto|LEVEL][,threads=K|auto][,verify=on|off][,arena=SIZE]
 // kernels  which KernelBackend runs the operators: "opt" (default; SIMD level chosen at run time) or "ref".
+// simd     opt's instruction-set level: auto (default: the best this processor runs) or one it runs (portable, avx2,
+//          avx_vnni, avx512_vnni, neon, neon_dot); a level the processor lacks is refused.
 // threads  threads of the optimised kernels' CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED (default 1; `auto` = the
 //          online processors). Started with the engine, asleep between operators; bit-exact with threads=1.
 // verify   run the reference backend beside it, operator by operator, and fail the inference at the first
@@ -11,10 +13,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "aisrv/engine/backend.hpp"
 #include "aisrv/engine/cpu/kernel_backend.hpp"
+#include "aisrv/engine/cpu/optimized_backend.hpp"
 #include "aisrv/engine/registry.hpp"
 
 namespace aisrv::engine::cpu {
@@ -24,6 +28,8 @@ inline constexpr size_t kMaxThreads = 64;  // threads=K accepts 1..kMaxThreads; 
 
 struct CpuOptions {
   std::string kernels = "opt";  // as requested
+  // kernels=opt at this level (one the processor runs); none: the best it runs
+  std::optional<SimdLevel> simd = std::nullopt;
   size_t threads = 1;  // `auto` resolved
   bool verify = false;
   uint64_t arena_budget = kDefaultArenaBudget;
@@ -47,6 +53,10 @@ class CpuBackend : public InferenceBackend {
 
   Result<ModelInfo> load(std::span<const uint8_t> model, const LoadOptions& options) override;
   void unload() override;
+  // A CpuBackend with the same options and kernel backends of the same names and SIMD level (their own instances:
+  // threads, prepared state), so a replacement model gets its own arena beside the loaded one; nullptr when a kernel
+  // backend has no name make_kernel_backend knows (one injected by a test): the old model is then unloaded first.
+  std::unique_ptr<InferenceBackend> make_sibling() const override;
   std::span<uint8_t> input(size_t index) override;
   std::span<const uint8_t> output(size_t index) const override;
   Result<std::vector<LayerTime>> invoke(const InvokeContext& ctx) override;

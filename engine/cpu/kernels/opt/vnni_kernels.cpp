@@ -1,0 +1,251 @@
+// aisrv CPU engine, optimised kernels — the x86-64 VNNI levels: the int8 / uint8 GEMM block of CONV_2D (and the
+// FULLY_CONNECTED row) on VPDPBUSD, which multiplies unsigned bytes by signed bytes and adds each group of four
+// products to a 32-bit lane. Two levels on top of the AVX2 table (fill_avx2_kernels runs first):
+//   avx_vnni     the VEX-encoded 256-bit form (AVX-VNNI, e.g. Alder Lake and later client cores): functions with
+//                target("avx2,avxvnni"), two ymm accumulators per row, AVX2 requantization (avx2_ops.hpp);
+//   avx512_vnni  the 512-bit form (AVX-512 F/BW/VL + AVX512_VNNI, Ice Lake / Zen 4 and later): functions with
+//                target("avx2,avx512f,avx512bw,avx512vl,avx512vnni"), one zmm accumulator per row, the requantization
+//                on 16 lanes with opmask blends (no byte-masked stores: slow on Zen 4); also the DEPTHWISE_CONV_2D
+//                row kernel with the AVX2 loop and that 16-lane requantization.
+// Like avx2_kernels.cpp, the file is compiled with the baseline flags and only its functions carry the targets, so
+// nothing here runs unless the backend saw the instruction sets in cpuid and XGETBV (optimized_backend.cpp); every
+// helper has internal linkage, so no AVX-512 copy of a shared inline function can reach baseline code.
+//
+// Exactness (GemmLayout::vnni in opt_kernels.hpp): the reference accumulator is bias + sum_k (x_k + input_offset) *
+// (w_k + filter_offset), which the loader proves lies in int32 (conv_common.cpp, check_accumulator_bound). The
+// kernel computes bias' + sum_k a_k * b_k + row_offset with a, b, bias', row_offset as in GemmLayout::vnni; that is
+// the same polynomial regrouped, and every operation here (VPDPBUSD: four exact 16-bit products summed and added to
+// the lane without saturation; the folded bias made in int64 and wrapped at prepare) is exact modulo 2^32. Two
+// integers equal modulo 2^32, one of them (the reference's) inside int32 and the other an int32 lane, are equal: the
+// lane holds the reference's value whatever intermediate sums wrapped. Requantization is fp::requantize's formula.
+#include "opt_kernels.hpp"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+
+// GCC 12's AVX-512 intrinsics build their "undefined" pass-through operands as `__m512i __Y = __Y;`, which
+// -Wmaybe-uninitialized / -Wuninitialized report at every use once inlined (GCC bug 105593, fixed in GCC 13); the
+// operands are don't-care by design.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "avx2_ops.hpp"
+#include "scalar_ops.hpp"
+
+#define AISRV_AVX_VNNI __attribute__((target("avx2,avxvnni")))
+#define AISRV_AVX512_VNNI __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vnni")))
+
+namespace aisrv::engine::cpu::opt {
+
+namespace {
+
+inline int32_t load4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// ---- AVX-VNNI: 6 x 16 GEMM block, two ymm (8 channels each) per row -----------------------------------------------
+
+template <bool U>
+AISRV_AVX_VNNI void gemm_avx_vnni(const GemmBlock& g) {
+  const __m256i bias0 = load8(g.bias), bias1 = load8(g.bias + 8);
+  __m256i c00 = bias0, c01 = bias1, c10 = bias0, c11 = bias1, c20 = bias0, c21 = bias1;
+  __m256i c30 = bias0, c31 = bias1, c40 = bias0, c41 = bias1, c50 = bias0, c51 = bias1;
+  const int8_t* a0 = g.a8;
+  const int8_t* a1 = a0 + g.a_stride;
+  const int8_t* a2 = a1 + g.a_stride;
+  const int8_t* a3 = a2 + g.a_stride;
+  const int8_t* a4 = a3 + g.a_stride;
+  const int8_t* a5 = a4 + g.a_stride;
+  const int8_t* b = g.b8;
+  const size_t steps = g.a_stride / 4;
+  for (size_t s = 0; s < steps; ++s, b += 4 * kGemmCols) {
+    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
+    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32));
+    __m256i a = _mm256_set1_epi32(load4(a0 + 4 * s));
+    c00 = _mm256_dpbusd_avx_epi32(c00, a, b0);
+    c01 = _mm256_dpbusd_avx_epi32(c01, a, b1);
+    a = _mm256_set1_epi32(load4(a1 + 4 * s));
+    c10 = _mm256_dpbusd_avx_epi32(c10, a, b0);
+    c11 = _mm256_dpbusd_avx_epi32(c11, a, b1);
+    a = _mm256_set1_epi32(load4(a2 + 4 * s));
+    c20 = _mm256_dpbusd_avx_epi32(c20, a, b0);
+    c21 = _mm256_dpbusd_avx_epi32(c21, a, b1);
+    a = _mm256_set1_epi32(load4(a3 + 4 * s));
+    c30 = _mm256_dpbusd_avx_epi32(c30, a, b0);
+    c31 = _mm256_dpbusd_avx_epi32(c31, a, b1);
+    a = _mm256_set1_epi32(load4(a4 + 4 * s));
+    c40 = _mm256_dpbusd_avx_epi32(c40, a, b0);
+    c41 = _mm256_dpbusd_avx_epi32(c41, a, b1);
+    a = _mm256_set1_epi32(load4(a5 + 4 * s));
+    c50 = _mm256_dpbusd_avx_epi32(c50, a, b0);
+    c51 = _mm256_dpbusd_avx_epi32(c51, a, b1);
+  }
+  const __m256i m0 = load8(g.multiplier), m1 = load8(g.multiplier + 8);
+  const __m256i s0 = load8(g.shift), s1 = load8(g.shift + 8);
+  const OutputRange range = output_range(g.output_offset, g.act_min, g.act_max);
+  const __m256i rows[kGemmRows][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+  for (int32_t r = 0; r < g.rows; ++r) {
+    __m256i lo = rows[r][0], hi = rows[r][1];
+    if (g.row_offset) {
+      const __m256i o = _mm256_set1_epi32(g.row_offset[r]);
+      lo = _mm256_add_epi32(lo, o);
+      hi = _mm256_add_epi32(hi, o);
+    }
+    lo = requantize8(lo, m0, s0, range);
+    hi = requantize8(hi, m1, s1, range);
+    store_bytes(g.out + static_cast<size_t>(r) * g.out_stride, narrow16<U>(lo, hi), g.cols);
+  }
+}
+
+// ---- AVX-512: fp::requantize on 16 lanes ----------------------------------------------------------------------------
+// The same steps as requantize8 (avx2_ops.hpp), with opmasks where AVX2 has sign / compare vectors.
+
+// fp::saturating_rounding_doubling_high_mul(a, b) for b >= 0: on |a| in 64-bit lanes (even and odd 32-bit lanes
+// separately), nudge 2^30 (2^30 - 1 for a < 0), >> 31, then the sign of a (see srdhm in avx2_ops.hpp).
+AISRV_AVX512_VNNI inline __m512i srdhm16(__m512i a, __m512i b) {
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i magnitude = _mm512_abs_epi32(a);
+  const __m512i negative = _mm512_srli_epi32(a, 31);
+  const __m512i half = _mm512_set1_epi64(int64_t{1} << 30);
+  const __m512i low_mask = _mm512_set1_epi64(0xFFFFFFFF);
+  const __m512i nudge_even = _mm512_sub_epi64(half, _mm512_and_si512(negative, low_mask));
+  const __m512i nudge_odd = _mm512_sub_epi64(half, _mm512_srli_epi64(negative, 32));
+  const __m512i even = _mm512_srli_epi64(_mm512_add_epi64(_mm512_mul_epu32(magnitude, b), nudge_even), 31);
+  const __m512i odd = _mm512_srli_epi64(
+      _mm512_add_epi64(_mm512_mul_epu32(_mm512_srli_epi64(magnitude, 32), _mm512_srli_epi64(b, 32)), nudge_odd), 31);
+  const __m512i rounded = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
+  return _mm512_mask_sub_epi32(rounded, _mm512_cmplt_epi32_mask(a, zero), zero, rounded);
+}
+
+// fp::rounding_divide_by_pot(x, e) lane-wise, e in [0, 31].
+AISRV_AVX512_VNNI inline __m512i rdbpot16(__m512i x, __m512i e) {
+  const __m512i one = _mm512_set1_epi32(1);
+  const __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, e), one);
+  const __m512i remainder = _mm512_and_si512(x, mask);
+  const __m512i threshold = _mm512_add_epi32(_mm512_srai_epi32(mask, 1), _mm512_srli_epi32(x, 31));
+  const __m512i shifted = _mm512_srav_epi32(x, e);
+  return _mm512_mask_add_epi32(shifted, _mm512_cmpgt_epi32_mask(remainder, threshold), shifted, one);
+}
+
+struct OutputRange16 {
+  __m512i low, high, offset;
+};
+
+AISRV_AVX512_VNNI inline OutputRange16 output_range16(int32_t offset, int32_t act_min, int32_t act_max) {
+  return {_mm512_set1_epi32(act_min - offset), _mm512_set1_epi32(act_max - offset), _mm512_set1_epi32(offset)};
+}
+
+// fp::requantize lane-wise: per-lane left and right shifts (max(shift, 0), max(-shift, 0)) precomputed.
+AISRV_AVX512_VNNI inline __m512i requantize16(__m512i acc, __m512i multiplier, __m512i left, __m512i right,
+                                              const OutputRange16& r) {
+  __m512i x = srdhm16(_mm512_sllv_epi32(acc, left), multiplier);
+  x = rdbpot16(x, right);
+  x = _mm512_min_epi32(_mm512_max_epi32(x, r.low), r.high);
+  return _mm512_add_epi32(x, r.offset);
+}
+
+// 16 lanes inside the output type's range -> the first `count` of their bytes (vpmovdb truncates; the clamp already
+// put every lane in the type's range, int8 or uint8). No masked store: on AMD Zen 4 a byte-masked store to memory
+// is far slower than a plain one (measured: micro_speech's 8-channel depthwise layer 12 % slower than AVX2 with it),
+// so a short block goes through store_bytes' fixed-size pieces as on the AVX2 level.
+AISRV_AVX512_VNNI inline void store16(uint8_t* out, __m512i v, int32_t count) {
+  const __m128i bytes = _mm512_cvtepi32_epi8(v);
+  if (count >= 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(out), bytes);
+  else store_bytes(out, bytes, count);
+}
+
+// ---- AVX-512 VNNI: 6 x 16 GEMM block, one zmm (16 channels) per row ------------------------------------------------
+
+AISRV_AVX512_VNNI void gemm_avx512_vnni(const GemmBlock& g) {
+  const __m512i bias = _mm512_loadu_si512(g.bias);
+  __m512i c0 = bias, c1 = bias, c2 = bias, c3 = bias, c4 = bias, c5 = bias;
+  const int8_t* a0 = g.a8;
+  const int8_t* a1 = a0 + g.a_stride;
+  const int8_t* a2 = a1 + g.a_stride;
+  const int8_t* a3 = a2 + g.a_stride;
+  const int8_t* a4 = a3 + g.a_stride;
+  const int8_t* a5 = a4 + g.a_stride;
+  const int8_t* b = g.b8;
+  const size_t steps = g.a_stride / 4;
+  for (size_t s = 0; s < steps; ++s, b += 4 * kGemmCols) {
+    const __m512i w = _mm512_loadu_si512(b);
+    c0 = _mm512_dpbusd_epi32(c0, _mm512_set1_epi32(load4(a0 + 4 * s)), w);
+    c1 = _mm512_dpbusd_epi32(c1, _mm512_set1_epi32(load4(a1 + 4 * s)), w);
+    c2 = _mm512_dpbusd_epi32(c2, _mm512_set1_epi32(load4(a2 + 4 * s)), w);
+    c3 = _mm512_dpbusd_epi32(c3, _mm512_set1_epi32(load4(a3 + 4 * s)), w);
+    c4 = _mm512_dpbusd_epi32(c4, _mm512_set1_epi32(load4(a4 + 4 * s)), w);
+    c5 = _mm512_dpbusd_epi32(c5, _mm512_set1_epi32(load4(a5 + 4 * s)), w);
+  }
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i multiplier = _mm512_loadu_si512(g.multiplier);
+  const __m512i shift = _mm512_loadu_si512(g.shift);
+  const __m512i left = _mm512_max_epi32(shift, zero);
+  const __m512i right = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
+  const OutputRange16 range = output_range16(g.output_offset, g.act_min, g.act_max);
+  const __m512i rows[kGemmRows] = {c0, c1, c2, c3, c4, c5};
+  for (int32_t r = 0; r < g.rows; ++r) {
+    __m512i acc = rows[r];
+    if (g.row_offset) acc = _mm512_add_epi32(acc, _mm512_set1_epi32(g.row_offset[r]));
+    store16(g.out + static_cast<size_t>(r) * g.out_stride, requantize16(acc, multiplier, left, right, range), g.cols);
+  }
+}
+
+// ---- AVX-512: DEPTHWISE_CONV_2D, one output row ---------------------------------------------------------------------
+// The AVX2 level's multiply-accumulate loop and weight layout (depthwise_block_sums, avx2_ops.hpp), on ymm. The two
+// accumulators joined are the channels [0-3, 8-11, 4-7, 12-15]; one vshufi32x4 puts them in order, then the bias, the 16-lane requantization (half the AVX2 epilogue's
+// instructions) and the store of the block's channels.
+AISRV_AVX512_VNNI void depthwise_row_avx512(const DepthwiseRow& d) {
+  const int32_t pairs = (d.taps_count + 1) / 2;
+  const int32_t blocks = d.channels_padded / 16;
+  const __m512i zero = _mm512_setzero_si512();
+  const OutputRange16 range = output_range16(d.output_offset, d.act_min, d.act_max);
+  for (int32_t ox = 0; ox < d.out_width; ++ox) {
+    const size_t column = static_cast<size_t>(ox) * static_cast<size_t>(d.column_step);
+    uint8_t* out = d.out + static_cast<size_t>(ox) * static_cast<size_t>(d.channels);
+    for (int32_t cb = 0; cb < blocks; ++cb) {
+      const size_t c0 = static_cast<size_t>(cb) * 16;
+      const int16_t* w = d.packed + static_cast<size_t>(cb) * static_cast<size_t>(pairs) * 32;
+      __m256i acc_a, acc_b;
+      depthwise_block_sums(d, column, c0, w, pairs, acc_a, acc_b);
+      __m512i acc = _mm512_inserti64x4(_mm512_castsi256_si512(acc_a), acc_b, 1);
+      acc = _mm512_add_epi32(_mm512_shuffle_i32x4(acc, acc, 0xD8), _mm512_loadu_si512(d.bias + c0));
+      const __m512i shift = _mm512_loadu_si512(d.shift + c0);
+      const __m512i left = _mm512_max_epi32(shift, zero);
+      const __m512i right = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
+      store16(out + c0, requantize16(acc, _mm512_loadu_si512(d.multiplier + c0), left, right, range),
+              d.channels - static_cast<int32_t>(c0));
+    }
+  }
+}
+
+}  // namespace
+
+void fill_avx_vnni_kernels(OptKernels& k) {
+  k.gemm_vnni[0] = gemm_avx_vnni<false>;
+  k.gemm_vnni[1] = gemm_avx_vnni<true>;
+}
+
+void fill_avx512_vnni_kernels(OptKernels& k) {
+  k.gemm_vnni[0] = gemm_avx512_vnni;
+  k.gemm_vnni[1] = gemm_avx512_vnni;
+  k.depthwise_row[0] = depthwise_row_avx512;  // the AVX2 layout (DepthwiseLayout::pairs), int8 and uint8 alike
+  k.depthwise_row[1] = depthwise_row_avx512;
+}
+
+}  // namespace aisrv::engine::cpu::opt
+
+#else  // not x86-64: no VNNI levels
+
+namespace aisrv::engine::cpu::opt {
+void fill_avx_vnni_kernels(OptKernels&) {}
+void fill_avx512_vnni_kernels(OptKernels&) {}
+}  // namespace aisrv::engine::cpu::opt
+
+#endif
