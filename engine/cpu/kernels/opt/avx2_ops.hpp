@@ -140,6 +140,25 @@ AISRV_AVX2 inline __m256i widen8_32(const uint8_t* src) {
   return U ? _mm256_cvtepu8_epi32(v) : _mm256_cvtepi8_epi32(v);
 }
 
+// The end of a 6 x 16 GEMM block on ymm (the AVX2 and AVX-VNNI levels): per row, + the row's offset term when the
+// layout has one (GemmBlock::row_offset), requantization, narrowing and the store of the block's channels.
+template <bool U>
+AISRV_AVX2 inline void store_gemm_rows(const GemmBlock& g, const __m256i (&rows)[kGemmRows][2]) {
+  const __m256i m0 = load8(g.multiplier), m1 = load8(g.multiplier + 8);
+  const __m256i s0 = load8(g.shift), s1 = load8(g.shift + 8);
+  const OutputRange range = output_range(g.output_offset, g.act_min, g.act_max);
+  for (int32_t r = 0; r < g.rows; ++r) {
+    __m256i lo = rows[r][0], hi = rows[r][1];
+    if (g.row_offset) {
+      const __m256i o = _mm256_set1_epi32(g.row_offset[r]);
+      lo = _mm256_add_epi32(lo, o);
+      hi = _mm256_add_epi32(hi, o);
+    }
+    store_bytes(g.out + static_cast<size_t>(r) * g.out_stride,
+                narrow16<U>(requantize8(lo, m0, s0, range), requantize8(hi, m1, s1, range)), g.cols);
+  }
+}
+
 // DEPTHWISE_CONV_2D, one 16-channel block of one output column: per tap pair, vpmaddwd of [unpacklo(x0, x1)] with the
 // packed weights A and of [unpackhi(x0, x1)] with B (DepthwiseLayout::pairs). `acc_a` gets the channels [0-3, 8-11],
 // `acc_b` [4-7, 12-15] of the block. Shared by the AVX2 and AVX-512 rows, which differ only in their epilogue.

@@ -87,21 +87,8 @@ AISRV_AVX_VNNI void gemm_avx_vnni(const GemmBlock& g) {
     c50 = _mm256_dpbusd_avx_epi32(c50, a, b0);
     c51 = _mm256_dpbusd_avx_epi32(c51, a, b1);
   }
-  const __m256i m0 = load8(g.multiplier), m1 = load8(g.multiplier + 8);
-  const __m256i s0 = load8(g.shift), s1 = load8(g.shift + 8);
-  const OutputRange range = output_range(g.output_offset, g.act_min, g.act_max);
   const __m256i rows[kGemmRows][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
-  for (int32_t r = 0; r < g.rows; ++r) {
-    __m256i lo = rows[r][0], hi = rows[r][1];
-    if (g.row_offset) {
-      const __m256i o = _mm256_set1_epi32(g.row_offset[r]);
-      lo = _mm256_add_epi32(lo, o);
-      hi = _mm256_add_epi32(hi, o);
-    }
-    lo = requantize8(lo, m0, s0, range);
-    hi = requantize8(hi, m1, s1, range);
-    store_bytes(g.out + static_cast<size_t>(r) * g.out_stride, narrow16<U>(lo, hi), g.cols);
-  }
+  store_gemm_rows<U>(g, rows);
 }
 
 // ---- AVX-512: fp::requantize on 16 lanes ----------------------------------------------------------------------------
