@@ -13,10 +13,10 @@ pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET libturbojpeg)  # JPEG, BMP,
 pkg_check_modules(PNG REQUIRED IMPORTED_TARGET libpng)
 pkg_check_modules(STB REQUIRED IMPORTED_TARGET stb)  # BMP, PPM/PGM pictures
 pkg_check_modules(GPIOD REQUIRED IMPORTED_TARGET libgpiod)  # output GPIO lines (GPIO character device)
-# aisrv/src/gpio_lines.cpp is written against the libgpiod 1.x API (Debian bookworm: 1.6, Raspberry Pi OS bookworm);
+# aisrv/sensors/src/gpio_lines.cpp is written against the libgpiod 1.x API (Debian bookworm: 1.6, Raspberry Pi OS bookworm);
 # libgpiod 2.x (Debian trixie, Ubuntu 24.04) replaced that API (line requests, settings) and is not supported yet.
 if(GPIOD_VERSION VERSION_LESS 1.4 OR NOT GPIOD_VERSION VERSION_LESS 2.0)
-  message(FATAL_ERROR "libgpiod ${GPIOD_VERSION} found, but aisrv's output GPIO (aisrv/src/gpio_lines.cpp) needs the "
+  message(FATAL_ERROR "libgpiod ${GPIOD_VERSION} found, but aisrv's output GPIO (aisrv/sensors/src/gpio_lines.cpp) needs the "
                       "libgpiod 1.x API, 1.4 or newer (Debian bookworm's libgpiod-dev 1.6); libgpiod 2.x has another "
                       "API and is not supported yet. Install libgpiod 1.6 (e.g. from bookworm) or point "
                       "PKG_CONFIG_PATH at a 1.x build.")

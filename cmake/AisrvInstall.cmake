@@ -25,14 +25,14 @@ set_target_properties(aisrv_client_shared PROPERTIES OUTPUT_NAME aisrv-client EX
 
 # libaisrv-server: the interpreter with its engines, model store and the in-process and socket transports, for an
 # application that embeds the server (the local channel). It uses the protocol from libaisrv-client.
-set(AISRV_SERVER_PARTS aisrv_interpreter aisrv_phy_local aisrv_phy_socket aisrv_engine_api aisrv_engines aisrv_flash)
+set(AISRV_SERVER_PARTS aisrv_interpreter aisrv_sensors aisrv_phy_local aisrv_phy_socket aisrv_engine_api aisrv_engines aisrv_flash)
 add_library(aisrv_server_shared SHARED aisrv/src/library_version.cpp)
 foreach(part ${AISRV_SERVER_PARTS})
   target_sources(aisrv_server_shared PRIVATE $<TARGET_OBJECTS:${part}>)
 endforeach()
 target_link_libraries(aisrv_server_shared PUBLIC aisrv_client_shared PRIVATE ${AISRV_SERVER_PARTS})
 target_include_directories(aisrv_server_shared PUBLIC
-  "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/aisrv/include;${PROJECT_SOURCE_DIR}/engine/include;${PROJECT_SOURCE_DIR}/flash/include;${PROJECT_SOURCE_DIR}/phy/local/include;${PROJECT_SOURCE_DIR}/phy/socket/include>"
+  "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/aisrv/include;${PROJECT_SOURCE_DIR}/aisrv/sensors/include;${PROJECT_SOURCE_DIR}/engine/include;${PROJECT_SOURCE_DIR}/flash/include;${PROJECT_SOURCE_DIR}/phy/local/include;${PROJECT_SOURCE_DIR}/phy/socket/include>"
   "$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>")
 set_target_properties(aisrv_server_shared PROPERTIES OUTPUT_NAME aisrv-server EXPORT_NAME server
                       VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR})
@@ -53,7 +53,7 @@ install(DIRECTORY protocol/include/ host/client/include/ host/mcu/include/ engin
                   engine/results/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT development)
 install(FILES ${PROJECT_BINARY_DIR}/generated/aisrv/build_info.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/aisrv
         COMPONENT development)
-install(DIRECTORY aisrv/include/ engine/include/ flash/include/ phy/local/include/ phy/socket/include/
+install(DIRECTORY aisrv/include/ aisrv/sensors/include/ engine/include/ flash/include/ phy/local/include/ phy/socket/include/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT development
         PATTERN image.hpp EXCLUDE)  # flash/image.hpp: the image builder of `aisrv flash-image`, not in the libraries
 

@@ -172,7 +172,7 @@ void add_client_options(CLI::App& app, ClientOptions& o) {
                  "default 1M): a 64 MiB request must arrive within --frame-timeout + 64 s, however it trickles");
   app.add_option("--auth-timeout", o.auth_timeout_s,
                  "Seconds a connection that must AUTH (TCP with --token-file) may stay without doing it; 0 never "
-                 "(default 10)")
+                 "(default 10). When its pool is full, the oldest such connection is evicted for a newcomer")
       ->check(CLI::Range(0.0, 86400.0));
   app.add_option("--idle-timeout", o.idle_timeout_s,
                  "Seconds without a request before a connection is closed; 0 never (default 1800)")

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "aisrv/build_info.hpp"
-#include "bash_completion.hpp"
+#include "aisrv/completion/bash_completion.hpp"
 #include "aisrv/engine/builtin.hpp"
 #include "aisrv/flash/open.hpp"
 #include "aisrv/protocol/endpoint.hpp"
@@ -88,16 +88,18 @@ int main(int argc, char** argv) {
                  "inference of FROM (repeatable)");
   app.add_option("--sensor", sensor_args,
                  "N=SOURCE gives engine N a frame source for START_ACQUIRE_*: v4l2:/dev/videoX[:WxH[:FOURCC]] (a camera; "
+                 "libcamera:[CAMERA][:WxH[:FOURCC]] for a camera libcamera drives, e.g. a Raspberry Pi CSI camera; "
                  "frames converted, cropped, resized and quantized for input 0; docs/sensors-gpio.md) or PATH (raw frames of "
                  "input 0's size from a file, looped, a FIFO or a character device) (repeatable)");
   app.add_option("--sensor-i2c", sensor_i2c_args,
                  "N=/dev/i2c-M: the I2C bus of engine N's sensor, written by START_ACQUIRE_SET_I2C through i2c-dev "
                  "(repeatable)");
   app.add_option("--gpio", gpio_args,
-                 "N=CHIP:LINE[,LINE...]: output GPIO lines of engine N, driven from its output tensor 0 after every "
-                 "inference (SET_OUTPUT_GPIO_*; docs/sensors-gpio.md). CHIP is gpiochipK, /dev/gpiochipK or a chip "
-                 "label; the lines are requested as outputs named 'aisrvd' at start-up, held while a model is loaded "
-                 "(repeatable)");
+                 "N=CHIP:LINE[,LINE...][:idle=low|high|0,1,...]: output GPIO lines of engine N, driven from its "
+                 "output tensor 0 after every inference (SET_OUTPUT_GPIO_*; docs/sensors-gpio.md). CHIP is gpiochipK, "
+                 "/dev/gpiochipK or a chip label; the lines are requested as outputs named 'aisrvd' at start-up, held "
+                 "while a model is loaded, and rest at their idle level (default low) before the first inference, "
+                 "while disabled, at unload and at shutdown (repeatable)");
   app.add_option("--stream-fps", stream_fps, "Frames per second of START_ACQUIRE_STREAM")->check(CLI::Range(1u, 1000u));
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));

@@ -19,7 +19,8 @@
 #include "aisrv/phy/spi_server.hpp"
 #include "aisrv/phy/frigate_endpoint.hpp"
 #include "aisrv/protocol/endpoint.hpp"
-#include "aisrv/frame_source.hpp"
+#include "aisrv/sensors/frame_source.hpp"
+#include "aisrv/sensors/libcamera_frame_source.hpp"
 #include "aisrv/server.hpp"
 
 namespace aisrv::daemon {
@@ -143,27 +144,34 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
     }
   }
   for (const auto& [engine, path] : options.sensors) {
-    Result<std::unique_ptr<server::FrameSource>> source = make_error(Errc::internal, "no source");
+    Result<std::unique_ptr<sensors::FrameSource>> source = make_error(Errc::internal, "no source");
     if (path.rfind("v4l2:", 0) == 0) {
-      auto v4l2 = server::parse_v4l2_spec(path);
+      auto v4l2 = sensors::parse_v4l2_spec(path);
       if (!v4l2) {
         logger->error("--sensor {}={}: {}", engine, path, v4l2.error().message);
         return kExitUsage;
       }
-      source = server::open_v4l2_frame_source(*v4l2);
+      source = sensors::open_v4l2_frame_source(*v4l2);
+    } else if (path.rfind("libcamera:", 0) == 0) {
+      auto spec = sensors::parse_libcamera_spec(path);
+      if (!spec) {
+        logger->error("--sensor {}={}: {}", engine, path, spec.error().message);
+        return kExitUsage;
+      }
+      source = sensors::open_libcamera_frame_source(*spec);
     } else {
-      source = server::open_raw_frame_source(path);
+      source = sensors::open_raw_frame_source(path);
     }
     if (!source) {
       logger->error("--sensor {}={}: {}", engine, path, source.error().message);
       // A camera that cannot be used is a start-up failure; a bad spec or raw path a usage error (as before).
-      const bool camera = path.rfind("v4l2:", 0) == 0;
+      const bool camera = path.rfind("v4l2:", 0) == 0 || path.rfind("libcamera:", 0) == 0;
       return camera && source.error().code != Errc::invalid_argument ? kExitStartup : kExitUsage;
     }
-    std::unique_ptr<server::I2cBus> i2c;
+    std::unique_ptr<sensors::I2cBus> i2c;
     for (const auto& [e, bus] : options.sensor_i2c) {
       if (e != engine) continue;
-      auto opened = server::open_i2c_bus(bus);
+      auto opened = sensors::open_i2c_bus(bus);
       if (!opened) {
         logger->error("--sensor-i2c {}={}: {}", e, bus, opened.error().message);
         return kExitStartup;
@@ -181,13 +189,13 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
                  added.i2c ? ", I2C " + added.i2c->describe() : std::string());
   }
   for (const auto& [engine, spec] : options.gpio) {
-    auto parsed = server::parse_gpio_spec(spec);
+    auto parsed = sensors::parse_gpio_spec(spec);
     if (!parsed) {
       logger->error("--gpio {}={}: {}", engine, spec, parsed.error().message);
       return kExitUsage;
     }
     // Requested now: a missing chip or line, or one another program holds, stops the start-up.
-    auto lines = server::open_gpio_lines(*parsed);
+    auto lines = sensors::open_gpio_lines(*parsed);
     if (!lines) {
       logger->error("--gpio {}={}: {}", engine, spec, lines.error().message);
       return kExitStartup;
@@ -202,7 +210,7 @@ int serve(const ServeOptions& options, std::vector<std::unique_ptr<engine::Infer
   }
   // --boot: engines load their stored model as SET_MODEL_SECONDARY_FLASH would; a failure is logged (the engine's
   // debug log says why) and the engine serves without a model, so a host can repair it over the protocol.
-  auto boot_session = (*server)->open_session(server::Peer::of("internal", "--boot"));
+  auto boot_session = (*server)->open_session(server::Peer::of(server::Trust::process, "internal", "--boot"));
   for (uint32_t n : options.boot) {
     if (n >= (*server)->engine_count()) {
       logger->error("--boot {}: engine {} does not exist (engines 0..{})", n, n, (*server)->engine_count() - 1);

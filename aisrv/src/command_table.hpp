@@ -53,9 +53,14 @@ struct Handler {
 
 class CommandTable {
  public:
-  void add(protocol::Command cmd, Handler h) { rows_[static_cast<uint32_t>(cmd) & 0xFF] = h; }
+  // Only opcodes of protocol/'s command table get a row, so a row with a handler is a known opcode and find() needs
+  // no search of that table (it runs for every request).
+  void add(protocol::Command cmd, Handler h) {
+    const auto op = static_cast<uint32_t>(cmd);
+    if (op <= 0xFF && protocol::is_known(op)) rows_[op] = h;
+  }
   const Handler* find(uint32_t cmd) const {
-    if (cmd > 0xFF || !protocol::is_known(cmd)) return nullptr;
+    if (cmd > 0xFF) return nullptr;
     const Handler& h = rows_[cmd];
     return h.fn ? &h : nullptr;
   }

@@ -377,8 +377,8 @@ bool EngineSlot::cancel(uint64_t owner) {
   return true;
 }
 
-void EngineSlot::attach_gpio(std::unique_ptr<GpioLines> lines) {
-  gpio_ = std::make_unique<OutputGpio>(std::move(lines));
+void EngineSlot::attach_gpio(std::unique_ptr<sensors::GpioLines> lines) {
+  gpio_ = std::make_unique<sensors::OutputGpio>(std::move(lines));
 }
 
 void EngineSlot::drive_gpio_locked(const LoadedModel& m) {
@@ -388,96 +388,6 @@ void EngineSlot::drive_gpio_locked(const LoadedModel& m) {
   if (!st && !gpio_failing_) log_->add(fmt::format("output GPIO: {} (retried after every inference)", st.error().message));
   if (st && gpio_failing_) log_->add("output GPIO: the lines are driven again");
   gpio_failing_ = !st;
-}
-
-void EngineSlot::attach_sensor(std::unique_ptr<FrameSource> source, std::unique_ptr<I2cBus> i2c) {
-  sensor_ = std::move(source);
-  i2c_ = std::move(i2c);
-}
-
-// A sensor that failed (no frame in time, gone, an I2C write not acknowledged) is ERROR_SENSOR; refusals of the
-// request itself (a window outside the picture, a feature the source lacks) keep their own code.
-static Error as_sensor_error(Error e) {
-  if (e.code != Errc::bad_length && e.code != Errc::not_supported && e.code != Errc::bad_tensor &&
-      e.code != Errc::invalid_argument && e.code != Errc::model_changed)
-    e.code = Errc::sensor_error;
-  return e;
-}
-
-static Error no_sensor(uint32_t number) {
-  return make_error(Errc::not_supported, "engine {} has no sensor configured (start aisrvd with --sensor {}=PATH)",
-                    number, number);
-}
-
-EngineSlot::Grab EngineSlot::grab_frame() {
-  Grab g;
-  if (!sensor_) {
-    g.status = no_sensor(number_);
-    return g;
-  }
-  const auto m = model();
-  if (!m || m->info.inputs.empty()) {  // the engine's turn answers (no model, no input), or grabs if one came since
-    g.skipped = true;
-    return g;
-  }
-  std::lock_guard lock(sensor_mu_);
-  StateBit sensing(state_bits_, AISRV_STATUS_SENSING);
-  const uint64_t bad_before = sensor_->bad_frames();
-  g.status = sensor_->grab(m->info.inputs[0], g.frame);
-  g.bad = !g.status && sensor_->bad_frames() != bad_before;
-  if (!g.status) g.status = as_sensor_error(g.status.error());
-  return g;
-}
-
-Status EngineSlot::acquire_frame(Session& session, const std::optional<AcquireWindow>& window) {
-  auto staged = std::move(staged_);
-  if (!sensor_) return no_sensor(number_);
-  std::unique_lock lock(mu_);
-  const auto m = AISRV_TRY(require_model());
-  if (m->info.inputs.empty()) return make_error(Errc::bad_tensor, "the model has no input for a sensor frame");
-  std::vector<uint8_t> frame;
-  if (auto injected = session.take_injected_frame(*m)) {
-    frame = std::move(*injected);
-  } else {
-    if (!staged || staged->skipped) {  // nothing grabbed beforehand: wait here (a caller that bypassed the grabber)
-      lock.unlock();
-      staged = std::make_shared<Grab>(grab_frame());
-      lock.lock();
-      if (model() != m) return make_error(Errc::model_changed, "the model changed while the frame was grabbed");
-    }
-    if (!staged->status) return staged->status.error();
-    frame.resize(m->info.inputs[0].bytes);
-    if (auto st = sensor_->fit(staged->frame, m->info.inputs[0], window, frame); !st)
-      return as_sensor_error(st.error());
-  }
-  AISRV_TRY(session.write_input(*m, 0, frame));
-  session.set_last_frame(number_, std::move(frame));
-  return ok();
-}
-
-Status EngineSlot::write_sensor_register(uint8_t address, uint8_t reg, uint8_t value) {
-  if (!sensor_) return no_sensor(number_);
-  std::lock_guard lock(mu_);
-  Status st = ok();
-  if (i2c_) {
-    st = i2c_->write_register(address, reg, value);
-  } else {
-    std::lock_guard sensor_lock(sensor_mu_);  // not while the grabber uses the source
-    st = sensor_->write_register(address, reg, value);
-  }
-  if (!st) return as_sensor_error(st.error());
-  return ok();
-}
-
-Status EngineSlot::write_sensor_register16(uint8_t address, uint16_t reg, uint8_t value) {
-  if (!sensor_) return no_sensor(number_);
-  if (!i2c_)
-    return make_error(Errc::not_supported, "engine {} has no sensor I2C bus for a 16-bit register (start aisrvd with "
-                                           "--sensor-i2c {}=/dev/i2c-N)",
-                      number_, number_);
-  std::lock_guard lock(mu_);
-  if (Status st = i2c_->write_register16(address, reg, value); !st) return as_sensor_error(st.error());
-  return ok();
 }
 
 }  // namespace aisrv::server

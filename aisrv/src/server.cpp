@@ -3,7 +3,6 @@
 
 #include <unistd.h>
 
-#include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -28,50 +27,44 @@ uint64_t ns_since(std::chrono::steady_clock::time_point t0) {
 
 // The worker pool and one queue per engine plus one for server-scope work (the store's catalogue); one pool thread
 // per queue, so engines run concurrently.
-// Engines with a sensor also get a grabber: a thread of their own where camera frames are waited for, outside the
-// engine's turn, so a stalled camera holds no engine (its grabs finish before the queues go).
 class Server::Workers {
  public:
   explicit Workers(size_t queues) : pool_(queues) {
     for (size_t i = 0; i < queues; ++i) queues_.push_back(std::make_unique<EngineQueue>(pool_));
-    grabbers_.resize(queues);
   }
   ~Workers() { join(); }
-  void join() {
-    for (auto& g : grabbers_)
-      if (g) g->join();
-    pool_.join();
-  }
+  void join() { pool_.join(); }
   EngineQueue& queue(size_t i) { return *queues_[i]; }
   size_t size() const { return queues_.size(); }
-  void add_grabber(size_t engine) { grabbers_[engine] = std::make_unique<boost::asio::thread_pool>(1); }
-  boost::asio::thread_pool* grabber(size_t engine) { return grabbers_[engine].get(); }
 
  private:
   boost::asio::thread_pool pool_;  // declared first: the queues' strands and timers live on it
   std::vector<std::unique_ptr<EngineQueue>> queues_;
-  std::vector<std::unique_ptr<boost::asio::thread_pool>> grabbers_;  // per engine with a sensor; destroyed first
 };
 
-// A running START_ACQUIRE_STREAM: engine activity an admin started. It runs in a session of its own (frames and
-// outputs land there; the output GPIO lines follow them), so it outlives the client that started it and any admin
-// stops it.
-struct Server::Stream {
-  std::shared_ptr<Session> session;  // the stream's own session ("stream of <starter>")
-  uint64_t starter_id = 0;
-  std::string starter;
-  std::chrono::milliseconds interval{100};
-  std::atomic<bool> stopped{false};
-  std::shared_ptr<std::function<void()>> round;  // acquire + infer, then schedule the next round
-  // Frames inferred, and the camera's dropped count at the start and at the last report (engine's turn only).
-  uint64_t frames = 0, dropped_start = 0, dropped_reported = 0;
-  std::chrono::steady_clock::time_point last_report{};
-  bool starter_over_limit = false;  // the starter was told its memory cap keeps the outputs out (engine's turn only)
-  // The frame the grabber waited for, handed to the engine's turn with the round's second half (one round at a time).
-  std::shared_ptr<EngineSlot::Grab> grabbed;
-  // Bad frames skipped (and at the last report), for the log lines.
-  uint64_t bad = 0, bad_reported = 0;
-  std::chrono::steady_clock::time_point last_bad_report{};
+// The acquisition's view of this server: the session registry and the engines' queues.
+class Server::AcquisitionLink final : public AcquisitionHost {
+ public:
+  explicit AcquisitionLink(Server& s) : s_(s) {}
+  std::shared_ptr<Session> open_internal_session(std::string name) override {
+    return s_.open_session(Peer::of(Trust::process, "internal", std::move(name)));
+  }
+  std::shared_ptr<Session> find_session(uint64_t id) override {
+    std::lock_guard lock(s_.sessions_mu_);
+    if (auto it = s_.sessions_.find(id); it != s_.sessions_.end()) return it->second.lock();
+    return nullptr;
+  }
+  void close_session(Session& session, std::string_view why) override { s_.close_session(session, why); }
+  void note_all_sessions(uint32_t engine, uint32_t bits, const std::string& line) override {
+    s_.note_all_sessions(engine, bits, line);
+  }
+  void note_error(Session& session, uint32_t engine, std::string_view context, const Error& error) override {
+    s_.note_error(session, engine, context, error);
+  }
+  EngineQueue& engine_queue(uint32_t engine) override { return s_.workers_->queue(engine); }
+
+ private:
+  Server& s_;
 };
 
 Result<std::unique_ptr<Server>> Server::create(ServerOptions options,
@@ -144,13 +137,10 @@ Result<std::unique_ptr<Server>> Server::create(ServerOptions options,
   const size_t n = server->engines_.size();
   server->workers_ = std::make_unique<Workers>(n + 1);
   server->flash_owner_.assign(n, 0);
-  server->streams_.resize(n);
-  server->stream_intervals_.assign(n, std::chrono::milliseconds(100));
-  for (auto& [e, cfg] : server->options_.sensors) {
-    server->stream_intervals_[e] = cfg.stream_interval;
-    server->engines_[e]->attach_sensor(std::move(cfg.source), std::move(cfg.i2c));
-    server->workers_->add_grabber(e);
-  }
+  server->acquisition_link_ = std::make_unique<AcquisitionLink>(*server);
+  server->acquisition_ = std::make_unique<Acquisition>(*server->acquisition_link_, server->engines_);
+  for (auto& [e, cfg] : server->options_.sensors)
+    server->acquisition_->attach_sensor(e, std::move(cfg.source), std::move(cfg.i2c), cfg.stream_interval);
   server->options_.sensors.clear();
   for (auto& [e, lines] : server->options_.gpio) server->engines_[e]->attach_gpio(std::move(lines));
   server->options_.gpio.clear();
@@ -177,7 +167,8 @@ Server::Server(ServerOptions options, std::chrono::steady_clock::time_point epoc
 Server::~Server() {
   begin_shutdown();
   // A job still running may queue follow-up work (a stream round): the queues refuse it now; let the pool run dry
-  // while the queues still exist, then destroy them.
+  // while the queues still exist, then destroy them. The grabbers first: their frames are queued as jobs.
+  acquisition_->join();
   workers_->join();
   workers_.reset();
 }
@@ -191,8 +182,8 @@ uint32_t Server::capabilities() const {
                   AISRV_CAP_MODEL_METADATA | options_.extra_capabilities;
   if (!options_.chains.empty()) caps |= AISRV_CAP_CHAIN;
   for (const auto& e : engines_) {
-    if (e->has_sensor()) caps |= AISRV_CAP_SENSOR;
-    if (e->has_i2c()) caps |= AISRV_CAP_I2C;
+    if (acquisition_->has_sensor(e->number())) caps |= AISRV_CAP_SENSOR;
+    if (acquisition_->has_i2c(e->number())) caps |= AISRV_CAP_I2C;
     if (e->has_gpio()) caps |= AISRV_CAP_GPIO;
   }
   if (options_.store) caps |= AISRV_CAP_FLASH;
@@ -201,22 +192,28 @@ uint32_t Server::capabilities() const {
 
 // --- sessions --------------------------------------------------------------------------------------------------------
 
+// Roles come from what the transport's medium proves about the peer (Peer::trust), never from its name.
 protocol::Role Server::role_for(const Peer& p) const {
   const auto& a = options_.access;
-  if (p.transport == "unix") {
-    if (!a.admin_gid) return protocol::Role::admin;
-    if (p.uid && (*p.uid == 0 || *p.uid == ::geteuid())) return protocol::Role::admin;
-    if (p.gid && *p.gid == *a.admin_gid) return protocol::Role::admin;
-    if (std::find(p.groups.begin(), p.groups.end(), *a.admin_gid) != p.groups.end()) return protocol::Role::admin;
-    return protocol::Role::user;
+  switch (p.trust) {
+    case Trust::credentials:
+      if (!a.admin_gid) return protocol::Role::admin;
+      if (p.uid && (*p.uid == 0 || *p.uid == ::geteuid())) return protocol::Role::admin;
+      if (p.gid && *p.gid == *a.admin_gid) return protocol::Role::admin;
+      if (std::find(p.groups.begin(), p.groups.end(), *a.admin_gid) != p.groups.end()) return protocol::Role::admin;
+      return protocol::Role::user;
+    case Trust::address: return protocol::Role::user;   // admin only after AUTH with the token
+    case Trust::detector: return protocol::Role::user;  // Frigate's detector: read-only (docs/frigate.md)
+    case Trust::physical:                               // whoever holds the cable or the bus
+    case Trust::process: return protocol::Role::admin;  // the process itself
   }
-  if (p.transport == "tcp") return protocol::Role::user;  // admin only after AUTH with the token
-  if (p.transport == "frigate") return protocol::Role::user;  // Frigate's detector: read-only (docs/frigate.md)
-  return protocol::Role::admin;  // usb, spi, local, internal: whoever holds the cable or the process
+  return protocol::Role::user;
 }
 
+bool Server::must_auth(const Peer& p) const { return p.trust == Trust::address && has_token(); }
+
 std::shared_ptr<Session> Server::open_session(Peer peer) {
-  const bool needs_auth = peer.transport == "tcp" && !options_.access.token.empty();
+  const bool needs_auth = must_auth(peer);
   const protocol::Role role = role_for(peer);
   TransportMetrics& tm = metrics_->transport(peer.transport);
   tm.sessions_opened.fetch_add(1, std::memory_order_relaxed);
@@ -295,6 +292,22 @@ void Server::note_error(Session& session, uint32_t engine, std::string_view cont
   else
     session.note(engine_count(), to_status(error.code), fmt::format("{} (engine {}): {}", context, engine,
                                                                     error.message));
+}
+
+void Server::note_line(Session& session, uint32_t scope, uint32_t bits, std::string_view line) {
+  session.note(scope, bits, line);
+}
+
+std::string Server::last_line(const Session& session, uint32_t scope) const { return session.last_line(scope); }
+
+void Server::note_shared(std::string_view line) { log_->add(std::string(line)); }
+
+std::string Server::session_name(const Session& session) const { return session.name(); }
+
+bool Server::authenticated(const Session& session) const { return session.authenticated(); }
+
+std::shared_ptr<const LoadedModel> Server::model(uint32_t engine) const {
+  return engine < engines_.size() ? engines_[engine]->model() : nullptr;
 }
 
 void Server::refuse(Session& session, const protocol::Request& request, protocol::Response& response,
@@ -402,12 +415,10 @@ void Server::submit(Session& s, const protocol::Request& request, protocol::Resp
   // while the request stays held in the queue (its session's later requests behind it, other sessions' work going
   // on); then it runs with the frame staged. Without a model, while streaming or with an injected frame nothing is
   // grabbed (the handler answers or takes the injected frame).
-  std::shared_ptr<EngineSlot::Grab> grab;
+  std::shared_ptr<Acquisition::Grab> grab;
   if (EngineSlot* g = h->scope == Scope::engine ? engine(request.header.engine) : nullptr;
-      g && request.header.cmd == static_cast<uint32_t>(protocol::Command::START_ACQUIRE_SINGLE) && g->has_sensor() &&
-      workers_->grabber(g->number()) && g->has_model() &&
-      g->acquire_mode() != EngineSlot::AcquireMode::stream && !s.has_injected_frame(g->number()))
-    grab = std::make_shared<EngineSlot::Grab>();
+      g && request.header.cmd == static_cast<uint32_t>(protocol::Command::START_ACQUIRE_SINGLE))
+    grab = acquisition_->grab_for(s, *g);
   // `done` moves into the job: nothing of the caller's may outlive the answer (a transport may be gone right after).
   EngineQueue::Job job = [this, self = std::move(self), h, &request, &response, received, answered, grab,
                           done = std::move(done)](bool dropped) {
@@ -419,9 +430,9 @@ void Server::submit(Session& s, const protocol::Request& request, protocol::Resp
       const uint64_t queue_ns = ns_since(received);
       EngineSlot* slot = h->scope == Scope::engine ? engine(request.header.engine) : nullptr;
       const uint64_t inferences = slot ? slot->request_inferences() : 0;
-      if (grab && slot) slot->stage_grab(grab);
+      if (grab && slot) acquisition_->stage(self->id(), slot->number(), grab);
       run(*self, *h, request, response, queue_ns);
-      if (grab && slot) slot->stage_grab(nullptr);
+      if (grab && slot) acquisition_->stage(self->id(), slot->number(), nullptr);
       if (slot) {
         // Only this job runs the slot's request inferences now (the engine's turn): a change is this request's.
         EngineMetrics& em = metrics_->engine(slot->number());
@@ -443,10 +454,17 @@ void Server::submit(Session& s, const protocol::Request& request, protocol::Resp
   const uint32_t n = request.header.engine;
   const uint64_t owner = s.id(), ticket = next_grab_ticket_.fetch_add(1) + 1;
   if (!workers_->queue(n).push_held(owner, ticket, std::move(job))) return job(true);
-  boost::asio::post(*workers_->grabber(n), [this, n, owner, ticket, grab] {
-    *grab = engines_[n]->grab_frame();
-    workers_->queue(n).release(owner, ticket);
-  });
+  acquisition_->grab_async(n, grab, [this, n, owner, ticket] { workers_->queue(n).release(owner, ticket); });
+}
+
+void Server::call_inline(Session& s, const protocol::Request& request, protocol::Response& response) {
+  const Handler* h = admit(s, request, response);
+  if (!h) return;
+  if (h->run == Run::queued && (shutting_down_.load(std::memory_order_relaxed) || s.closed()))
+    return refuse(s, request, response,
+                  make_error(Errc::cancelled, "not run: {}",
+                             s.closed() ? "the session is closed" : "the server is shutting down"));
+  run(s, *h, request, response, 0);
 }
 
 void Server::handle(Session& s, const protocol::Request& request, protocol::Response& response) {
@@ -460,7 +478,7 @@ void Server::handle(Session& s, const protocol::Request& request, protocol::Resp
 
 void Server::begin_shutdown() {
   if (shutting_down_.exchange(true)) return;
-  for (auto& slot : engines_) stop_stream(*slot);
+  acquisition_->stop_all();
   for (size_t q = 0; q < workers_->size(); ++q)
     for (auto& job : workers_->queue(q).close()) job(true);
 }
@@ -496,173 +514,7 @@ void Server::probe_workers(std::function<void(bool)> answered) {
   }
 }
 
-// --- inference, chains, streams ---------------------------------------------------------------------------------------
-
-Status Server::start_inference(Session& s, EngineSlot& slot, uint64_t queue_ns) {
-  if (!slot.chain_target()) return slot.infer(s, queue_ns);
-  std::vector<std::vector<uint8_t>> outputs;
-  AISRV_TRY(slot.infer(s, queue_ns, &outputs));
-  run_chain(s, slot.number(), std::move(outputs));
-  return ok();
-}
-
-Status Server::infer_call(Session& s, EngineSlot& slot, std::span<const protocol::InferTensor> inputs,
-                          uint64_t queue_ns, std::vector<uint8_t>& answer) {
-  if (!slot.chain_target()) return slot.infer_call(s, inputs, queue_ns, answer);
-  std::vector<std::vector<uint8_t>> outputs;
-  AISRV_TRY(slot.infer_call(s, inputs, queue_ns, answer, &outputs));
-  run_chain(s, slot.number(), std::move(outputs));
-  return ok();
-}
-
-Status Server::acquire_single(Session& s, EngineSlot& slot, uint64_t queue_ns,
-                              const std::optional<AcquireWindow>& window, bool infer) {
-  if (slot.acquire_mode() == EngineSlot::AcquireMode::stream)
-    return make_error(Errc::bad_command, "engine {} is streaming; stop the stream first", slot.number());
-  slot.set_acquire_mode(EngineSlot::AcquireMode::single);
-  Status st = slot.acquire_frame(s, window);
-  slot.set_acquire_mode(EngineSlot::AcquireMode::idle);
-  AISRV_TRY(std::move(st));
-  if (!infer) return ok();
-  return start_inference(s, slot, queue_ns);
-}
-
-// A stream round's outputs and timing, copied from the stream's own session to the session that started it (while
-// that one is open), so the starter reads them with GET_OUTPUT_TENSOR / GET_TIMINGS as an XMOS host does. Engine's
-// turn only. A starter whose memory cap the outputs would pass is told once (ERROR_LIMIT and a log line).
-void Server::hand_stream_outputs(Stream& stream, EngineSlot& slot) {
-  std::shared_ptr<Session> starter;
-  {
-    std::lock_guard lock(sessions_mu_);
-    if (auto it = sessions_.find(stream.starter_id); it != sessions_.end()) starter = it->second.lock();
-  }
-  const auto m = slot.model();
-  if (!starter || starter->closed() || !m) return;
-  std::vector<std::vector<uint8_t>> outputs(m->info.outputs.size());
-  for (size_t i = 0; i < outputs.size(); ++i)
-    if (!stream.session->read_output(*m, static_cast<uint32_t>(i), [&](std::span<const uint8_t> b) {
-          outputs[i].assign(b.begin(), b.end());
-        }))
-      return;
-  auto timing = stream.session->timing_record(*m);
-  if (!timing) return;
-  if (Status room = starter->reserve_outputs(*m); !room) {
-    if (!stream.starter_over_limit)
-      starter->note(slot.number(), AISRV_STATUS_ERROR_LIMIT,
-                    fmt::format("the acquire stream's outputs are not kept for this session: {}", room.error().message));
-    stream.starter_over_limit = true;
-    return;
-  }
-  stream.starter_over_limit = false;
-  starter->store_outputs(*m, [&](size_t i) { return std::span<const uint8_t>(outputs[i]); }, std::move(*timing));
-}
-
-Status Server::start_stream(Session& s, EngineSlot& slot, std::chrono::milliseconds interval) {
-  if (!slot.has_sensor())
-    return make_error(Errc::not_supported, "engine {} has no sensor configured (start aisrvd with --sensor {}=PATH)",
-                      slot.number(), slot.number());
-  if (!slot.has_model()) return make_error(Errc::no_model, "engine {} has no model loaded", slot.number());
-  const uint32_t n = slot.number();
-  {
-    std::lock_guard lock(sessions_mu_);
-    if (auto& running = streams_[n]; running && !running->stopped) {
-      if (running->starter_id == s.id()) return ok();
-      return make_error(Errc::denied, "engine {} is streaming for {}; stop that stream first", n, running->starter);
-    }
-  }
-  auto stream = std::make_shared<Stream>();
-  stream->session = open_session(Peer::of("internal", "stream of " + s.name()));
-  stream->starter_id = s.id();
-  stream->starter = s.name();
-  stream->interval = interval;
-  stream->dropped_start = stream->dropped_reported = slot.frames_dropped();
-  stream->last_report = std::chrono::steady_clock::now();
-  std::string raced;  // another admin's stream started meanwhile
-  {
-    std::lock_guard lock(sessions_mu_);
-    if (auto& running = streams_[n]; running && !running->stopped) raced = running->starter;
-    else streams_[n] = stream;
-  }
-  if (!raced.empty()) {
-    close_session(*stream->session, "stream not started");
-    return make_error(Errc::denied, "engine {} is streaming for {}; stop that stream first", n, raced);
-  }
-  slot.set_acquire_mode(EngineSlot::AcquireMode::stream);
-  slot.log().add(fmt::format("acquire stream started by {}, one frame every {} ms", s.name(), interval.count()));
-  // Each round acquires and infers in the engine's turn (queued as the stream session's work, so other sessions
-  // interleave round robin), then schedules the next one. The camera is read for its newest frame: frames that came
-  // while the engine was busy are dropped and counted, never queued. The stream owns its round; rounds and timers
-  // only hold the stream weakly, so stopping it (streams_[n] reset) ends the chain of rounds.
-  std::weak_ptr<Stream> weak = stream;
-  auto next_round = [weak](bool dropped) {
-    if (dropped) return;
-    auto st = weak.lock();
-    if (st && !st->stopped && st->round) (*st->round)();
-  };
-  stream->round = std::make_shared<std::function<void()>>([this, n, weak, next_round] {
-    auto stream = weak.lock();
-    if (!stream || stream->stopped) return;
-    EngineSlot& slot = *engines_[n];
-    Session& session = *stream->session;
-    if (session.closed()) return stop_stream(slot);
-    if (!stream->grabbed) {
-      // First half: wait for the camera's next frame on the engine's grabber, outside the engine's turn (a stalled
-      // camera holds no other session's work), then come back in the engine's turn with it.
-      boost::asio::post(*workers_->grabber(n), [this, n, weak, next_round] {
-        auto grab = std::make_shared<EngineSlot::Grab>(engines_[n]->grab_frame());
-        auto stream = weak.lock();
-        if (!stream || stream->stopped) return;
-        stream->grabbed = std::move(grab);  // read in the engine's turn after the queue hands the job over
-        EngineQueue::Job job = next_round;
-        (void)workers_->queue(n).push(stream->session->id(), std::move(job));
-      });
-      return;
-    }
-    const auto grab = std::move(stream->grabbed);
-    if (grab->bad) {
-      // A frame the camera spoiled (driver error flag, short, corrupt JPEG) is skipped and counted; the stream goes
-      // on. The first one and then at most one line a second say so.
-      ++stream->bad;
-      const auto now = std::chrono::steady_clock::now();
-      if (stream->bad_reported == 0 || now - stream->last_bad_report >= std::chrono::seconds(1)) {
-        slot.log().add(fmt::format("acquire stream: skipped {} bad frame(s) ({} in all), the last: {}",
-                                   stream->bad - stream->bad_reported, stream->bad, grab->status.error().message));
-        stream->bad_reported = stream->bad;
-        stream->last_bad_report = now;
-      }
-      workers_->queue(n).push_after(session.id(), stream->interval, next_round);
-      return;
-    }
-    slot.stage_grab(grab);
-    Status st = slot.acquire_frame(session);
-    if (st) st = start_inference(session, slot, 0);
-    if (st) hand_stream_outputs(*stream, slot);
-    if (!st) {
-      // Everyone using the engine learns it once: ERROR_SENSOR in their next GET_STATUS, and a log line.
-      const std::string line = fmt::format("acquire stream stopped after an error: {}", st.error().message);
-      slot.log().add(line);
-      if (st.error().code == Errc::sensor_error)
-        note_all_sessions(n, AISRV_STATUS_ERROR_SENSOR, "ERROR_SENSOR: the acquire stream stopped (the line before says why)");
-      return stop_stream(slot);
-    }
-    ++stream->frames;
-    const uint64_t dropped = slot.frames_dropped();
-    const auto now = std::chrono::steady_clock::now();
-    if (dropped != stream->dropped_reported && now - stream->last_report >= std::chrono::seconds(1)) {
-      slot.log().add(fmt::format("acquire stream: the camera delivered {} frame(s) the engine did not take in the "
-                                 "last {} ms ({} in all)",
-                                 dropped - stream->dropped_reported,
-                                 std::chrono::duration_cast<std::chrono::milliseconds>(now - stream->last_report).count(),
-                                 dropped - stream->dropped_start));
-      stream->dropped_reported = dropped;
-      stream->last_report = now;
-    }
-    workers_->queue(n).push_after(session.id(), stream->interval, next_round);
-  });
-  EngineQueue::Job first = next_round;
-  (void)workers_->queue(n).push(stream->session->id(), std::move(first));
-  return ok();
-}
+// --- every session at once -------------------------------------------------------------------------------------------
 
 void Server::note_all_sessions(uint32_t engine, uint32_t bits, const std::string& line) {
   std::vector<std::shared_ptr<Session>> all;
@@ -672,52 +524,6 @@ void Server::note_all_sessions(uint32_t engine, uint32_t bits, const std::string
       if (auto s = weak.lock()) all.push_back(std::move(s));
   }
   for (auto& s : all) s->note(engine, bits, line);
-}
-
-Status Server::stream_frame(uint32_t engine, std::vector<uint8_t>& out) {
-  std::shared_ptr<Stream> stream;
-  {
-    std::lock_guard lock(sessions_mu_);
-    stream = streams_[engine];
-  }
-  if (!stream || stream->stopped)
-    return make_error(Errc::bad_command, "no frame on engine {}: this session acquired none and no stream runs",
-                      engine);
-  return stream->session->read_frame(engine, out);
-}
-
-void Server::stop_stream(EngineSlot& slot) {
-  std::shared_ptr<Stream> stream;
-  {
-    std::lock_guard lock(sessions_mu_);
-    stream = std::move(streams_[slot.number()]);
-  }
-  if (!stream || stream->stopped.exchange(true)) return;
-  slot.set_acquire_mode(EngineSlot::AcquireMode::idle);
-  workers_->queue(slot.number()).cancel_timer();
-  slot.log().add(fmt::format("acquire stream of {} stopped: {} frame(s) inferred, {} dropped by the camera, {} bad "
-                             "frame(s) skipped",
-                             stream->starter, stream->frames, slot.frames_dropped() - stream->dropped_start,
-                             stream->bad));
-  close_session(*stream->session, "the stream stopped");
-}
-
-void Server::run_chain(Session& s, uint32_t from, std::vector<std::vector<uint8_t>> carry) {
-  uint32_t at = from;
-  while (auto to = engines_[at]->chain_target()) {
-    EngineSlot& target = *engines_[*to];
-    std::vector<std::vector<uint8_t>> next;
-    const bool more = target.chain_target().has_value();
-    Status st = target.infer_with(s, carry, more ? &next : nullptr);
-    if (!st) {
-      note_error(s, *to, fmt::format("chain from engine {}", at), st.error());
-      s.note(at, 0, fmt::format("chain to engine {} failed: {}", *to, st.error().message));
-      return;
-    }
-    if (!more) return;
-    carry = std::move(next);
-    at = *to;
-  }
 }
 
 // --- flash transfers ---------------------------------------------------------------------------------------------------

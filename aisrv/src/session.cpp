@@ -17,11 +17,23 @@ std::string Peer::describe() const {
   return s;
 }
 
-Peer Peer::of(std::string transport, std::string address) {
+Peer Peer::of(Trust trust, std::string transport, std::string address) {
   Peer p;
   p.transport = std::move(transport);
+  p.trust = trust;
   p.address = std::move(address);
   return p;
+}
+
+std::string_view trust_name(Trust t) {
+  switch (t) {
+    case Trust::process: return "process";
+    case Trust::physical: return "physical access";
+    case Trust::credentials: return "kernel credentials";
+    case Trust::address: return "address only";
+    case Trust::detector: return "detector endpoint";
+  }
+  return "?";
 }
 
 Session::Session(uint64_t id, Peer peer, protocol::Role role, bool needs_auth, SessionLimits limits,
@@ -66,6 +78,14 @@ Error limit_error(const std::string& who, uint64_t held, uint64_t more, uint64_t
                                  "(aisrvd --session-memory)",
                     who, held + more, held, more, cap);
 }
+// Inputs beyond a model's count belong to a model that is gone (nothing can use them): dropped, their bytes leaving
+// `held`; missing ones are added empty. Returns what the session then holds.
+template <typename Inputs>
+uint64_t fit_input_count(Inputs& inputs, size_t count, uint64_t held) {
+  for (size_t i = count; i < inputs.size(); ++i) held -= inputs[i].bytes.size();
+  inputs.resize(count);
+  return held;
+}
 }  // namespace
 
 Status Session::write_input(const LoadedModel& m, uint32_t index, std::span<const uint8_t> data,
@@ -78,14 +98,14 @@ Status Session::write_input(const LoadedModel& m, uint32_t index, std::span<cons
   std::lock_guard lock(mu_);
   AISRV_TRY(usable());
   EngineState& e = state_[m.engine];
-  // Inputs beyond the new model's count belong to a model that is gone: nothing can use them.
-  uint64_t held = memory_.load();
-  if (e.inputs.size() > m.info.inputs.size()) {
-    for (size_t i = m.info.inputs.size(); i < e.inputs.size(); ++i) held -= e.inputs[i].bytes.size();
-    e.inputs.resize(m.info.inputs.size());
-  }
-  if (e.inputs.size() < m.info.inputs.size()) e.inputs.resize(m.info.inputs.size());
+  uint64_t held = fit_input_count(e.inputs, m.info.inputs.size(), memory_.load());
   Tensor& t = e.inputs[index];
+  if (index == 0 && e.input0_is_frame) {
+    // Input 0 held the last acquired frame: keep it for GET_SENSOR_TENSOR (moved; its bytes stay counted).
+    e.last_frame = std::move(t.bytes);
+    t.bytes = {};
+    e.input0_is_frame = false;
+  }
   const uint64_t old = t.bytes.size();
   if (held - old + data.size() > limits_.memory) {
     set_memory(held);
@@ -179,7 +199,12 @@ Status Session::load_inputs(const LoadedModel& m, const std::function<std::span<
     Tensor& t = e.inputs[i];
     if (t.generation == 0 || t.generation == m.generation) continue;
     stale += fmt::format("{}{}", stale.empty() ? "" : ", ", i);
-    held -= t.bytes.size();
+    if (i == 0 && e.input0_is_frame) {  // the acquired frame stays readable (GET_SENSOR_TENSOR)
+      e.last_frame = std::move(t.bytes);
+      e.input0_is_frame = false;
+    } else {
+      held -= t.bytes.size();
+    }
     t = Tensor{};
   }
   if (!stale.empty()) {
@@ -266,19 +291,38 @@ bool Session::has_injected_frame(uint32_t engine) const {
   return engine < state_.size() && state_[engine].injected_frame.has_value();
 }
 
-void Session::set_last_frame(uint32_t engine, std::vector<uint8_t> frame) {
+Status Session::adopt_frame(const LoadedModel& m, std::vector<uint8_t>& frame) {
+  if (m.info.inputs.empty()) return no_input(m, 0);
+  if (frame.size() != m.info.inputs[0].bytes)
+    return make_error(Errc::bad_length, "a sensor frame is input 0's {} bytes, not {}", m.info.inputs[0].bytes,
+                      frame.size());
   std::lock_guard lock(mu_);
-  if (closed_.load()) return;
-  EngineState& e = state_[engine];
-  const uint64_t held = memory_.load() - e.last_frame.size() + frame.size();
-  e.last_frame = std::move(frame);
-  set_memory(held);
+  AISRV_TRY(usable());
+  EngineState& e = state_[m.engine];
+  uint64_t held = fit_input_count(e.inputs, m.info.inputs.size(), memory_.load());
+  Tensor& t = e.inputs[0];
+  // The new frame replaces input 0 and any frame kept aside.
+  const uint64_t old = t.bytes.size() + e.last_frame.size();
+  if (held - old + frame.size() > limits_.memory) {
+    set_memory(held);
+    return limit_error(name_, held - old, frame.size(), limits_.memory);
+  }
+  std::vector<uint8_t>().swap(e.last_frame);
+  t.bytes.swap(frame);
+  t.generation = m.generation;
+  e.input0_is_frame = true;
+  set_memory(held - old + t.bytes.size());
+  return ok();
 }
 
 Status Session::read_frame(uint32_t engine, std::vector<uint8_t>& out) {
   std::lock_guard lock(mu_);
   AISRV_TRY(usable());
   const EngineState& e = state_[engine];
+  if (e.input0_is_frame && !e.inputs.empty()) {
+    out = e.inputs[0].bytes;
+    return ok();
+  }
   if (e.last_frame.empty())
     return make_error(Errc::bad_command, "this session has acquired no frame on engine {} yet", engine);
   out = e.last_frame;

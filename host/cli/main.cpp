@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "aisrv/build_info.hpp"
-#include "bash_completion.hpp"
+#include "aisrv/completion/bash_completion.hpp"
 #include "cli_context.hpp"
 
 int main(int argc, char** argv) {

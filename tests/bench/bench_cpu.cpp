@@ -18,6 +18,7 @@
 //     --layers     also print each operator's time with both backends (medians over the runs)
 //
 // Every output is first checked against the expected bytes with both backends; a mismatch is an error (exit 1).
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -313,26 +314,15 @@ bool run_model(BenchCase& mc, const Options& opt) {
 
 int main(int argc, char** argv) {
   Options opt;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "bench_cpu: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--min-runs") opt.min_runs = std::max(1, std::stoi(value()));
-    else if (a == "--seconds") opt.seconds = std::stod(value());
-    else if (a == "--model") opt.model_filter = value();
-    else if (a == "--breakdown") opt.breakdown = true;
-    else if (a == "--layers") opt.layers = true;
-    else if (a == "--threads") opt.threads = std::max<size_t>(1, std::stoul(value()));
-    else {
-      std::fprintf(stderr, "usage: bench_cpu [--min-runs N] [--seconds S] [--model SUBSTRING] [--threads K] [--breakdown] [--layers]\n");
-      return 2;
-    }
-  }
+  CLI::App app{"The CPU engine's optimized kernels against its reference kernels on the shared test models, per "
+               "SIMD level and with threads (tools/bench cpu)"};
+  app.add_option("--min-runs", opt.min_runs, "Rounds at least")->check(CLI::PositiveNumber);
+  app.add_option("--seconds", opt.seconds, "Seconds per model at least")->check(CLI::NonNegativeNumber);
+  app.add_option("--model", opt.model_filter, "Only models whose file name contains this");
+  app.add_option("--threads", opt.threads, "Participants of the threaded run")->check(CLI::PositiveNumber);
+  app.add_flag("--breakdown", opt.breakdown, "Time spent per operator kind");
+  app.add_flag("--layers", opt.layers, "Time each layer");
+  CLI11_PARSE(app, argc, argv);
   if (!test::testdata_dir()) {
     std::fprintf(stderr, "bench cpu: test data not found at %s (set AISRV_TESTDATA)\n",
                  test::testdata_candidate().c_str());

@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
   if (!srv) die(srv.error().what());
   std::vector<double> flash_l, wire_l;
   protocol::Response resp;
-  auto session = (*srv)->open_session(server::Peer::of("local", "bench"));
+  auto session = (*srv)->open_session(server::Peer::of(server::Trust::process, "local", "bench"));
   for (int r = 0; r < rounds; ++r) {
     auto t0 = Clock::now();
     (*srv)->handle(*session, {protocol::Header{static_cast<uint32_t>(protocol::Command::SET_MODEL_SECONDARY_FLASH), 0, 0}, {}},
@@ -184,7 +184,7 @@ int main(int argc, char** argv) {
       if (!cs) die(cs.error().what());
       flash_l.clear();
       wire_l.clear();
-      auto cpu_session = (*cs)->open_session(server::Peer::of("local", "bench"));
+      auto cpu_session = (*cs)->open_session(server::Peer::of(server::Trust::process, "local", "bench"));
       for (int r = 0; r < rounds; ++r) {
         auto t0 = Clock::now();
         (*cs)->handle(*cpu_session, {protocol::Header{static_cast<uint32_t>(protocol::Command::SET_MODEL_SECONDARY_FLASH), 1, 0},

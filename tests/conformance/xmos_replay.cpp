@@ -63,17 +63,17 @@ std::vector<uint8_t> head_model() {
 // A camera for the windowed acquisition of xcore_lvt.py: records the window and delivers a frame made from it.
 struct WindowLog {
   std::mutex mu;
-  std::vector<std::optional<server::AcquireWindow>> windows;
+  std::vector<std::optional<sensors::AcquireWindow>> windows;
 };
-class WindowCamera final : public server::FrameSource {
+class WindowCamera final : public sensors::FrameSource {
  public:
   explicit WindowCamera(std::shared_ptr<WindowLog> log) : log_(std::move(log)) {}
   std::string describe() const override { return "test:window-camera"; }
-  Status grab(const TensorInfo&, server::SensorFrame& out) override {
+  Status grab(const TensorInfo&, sensors::SensorFrame& out) override {
     out.what = describe();
     return ok();
   }
-  Status fit(const server::SensorFrame&, const TensorInfo&, const std::optional<server::AcquireWindow>& w,
+  Status fit(const sensors::SensorFrame&, const TensorInfo&, const std::optional<sensors::AcquireWindow>& w,
              std::span<uint8_t> frame) const override {
     std::lock_guard l(log_->mu);
     log_->windows.push_back(w);
@@ -93,7 +93,7 @@ struct I2cWrite {
   bool wide;
   bool operator==(const I2cWrite&) const = default;
 };
-class RecordingI2c final : public server::I2cBus {
+class RecordingI2c final : public sensors::I2cBus {
  public:
   explicit RecordingI2c(std::shared_ptr<std::vector<I2cWrite>> log) : log_(std::move(log)) {}
   std::string describe() const override { return "i2c:test"; }
@@ -145,7 +145,7 @@ Host make_host(server::ServerOptions o, size_t engines) {
   auto s = server::Server::create(std::move(o), std::move(b));
   REQUIRE(s.ok());
   Host h{std::move(s).value(), nullptr};
-  h.session = h.server->open_session(server::Peer::of("usb", "host"));
+  h.session = h.server->open_session(server::Peer::of(server::Trust::physical, "usb", "host"));
   return h;
 }
 
@@ -188,7 +188,7 @@ std::vector<uint8_t> levels(test::GpioRecord& rec) {
 TEST_CASE("XMOS stream_animals.py: stream started with tensor 0, GPIO in max mode, outputs read by the starter") {
   test::TempDir dir;
   server::ServerOptions o;
-  auto src = server::open_raw_frame_source(raw_frames(dir, {2}));
+  auto src = sensors::open_raw_frame_source(raw_frames(dir, {2}));
   REQUIRE(src.ok());
   o.sensors.emplace_back(0, server::SensorConfig{std::move(src).value(), std::chrono::milliseconds(5), nullptr});
   auto rec = std::make_shared<test::GpioRecord>();
@@ -240,7 +240,7 @@ TEST_CASE("XMOS stream_animals.py: stream started with tensor 0, GPIO in max mod
 TEST_CASE("XMOS run_demo.py: acquire single fills input 0 only; START_INFER runs the chain; float outputs of engine 1") {
   test::TempDir dir;
   server::ServerOptions o;
-  auto src = server::open_raw_frame_source(raw_frames(dir, {4, 9}));
+  auto src = sensors::open_raw_frame_source(raw_frames(dir, {4, 9}));
   REQUIRE(src.ok());
   o.sensors.emplace_back(0, server::SensorConfig{std::move(src).value(), std::chrono::milliseconds(100), nullptr});
   o.chains = {{0, 1}};  // the person-detection app chains engine 0 into engine 1

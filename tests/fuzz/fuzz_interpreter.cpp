@@ -41,13 +41,13 @@ class Input {
 std::shared_ptr<server::Session> open(server::Server& s, unsigned which) {
   server::Peer p;
   switch (which) {
-    case 0: p = server::Peer::of("local", "fuzz admin"); break;
+    case 0: p = server::Peer::of(server::Trust::process, "local", "fuzz admin"); break;
     case 1:
-      p = server::Peer::of("unix");
+      p = server::Peer::of(server::Trust::credentials, "unix");
       p.uid = 65000;
       p.gid = 65000;
       break;
-    default: p = server::Peer::of("tcp", "192.0.2.1:1"); p.loopback = false;
+    default: p = server::Peer::of(server::Trust::address, "tcp", "192.0.2.1:1"); p.loopback = false;
   }
   return s.open_session(p);
 }

@@ -55,10 +55,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     case 8: (void)decode_session_info(in); break;
-    case 9: (void)decode_flash_begin(in); break;
+    case 9: round_trip<FlashBegin>(in, decode_flash_begin); break;
     case 10: (void)decode_flash_chunk(in); break;
-    case 11: (void)decode_flash_catalogue(in); break;
-    case 12: (void)decode_flash_write_state(in); break;
+    case 11: round_trip<FlashCatalogue>(in, decode_flash_catalogue); break;
+    case 12: round_trip<FlashWriteState>(in, decode_flash_write_state); break;
     case 13: (void)decode_u32(in); break;
     case 14: round_trip<ServerStats>(in, decode_server_stats); break;
     case 15: round_trip<ModelMetadata>(in, decode_model_metadata); break;

@@ -11,6 +11,7 @@
 
 #include "aisrv/client/client.hpp"
 #include "demo_model.hpp"
+#include "expected_cases.hpp"
 #include "process.hpp"
 #include "testdata.hpp"
 
@@ -37,19 +38,6 @@ struct Daemon {
   }
 };
 
-struct Case {
-  std::string model, input, output;
-};
-
-std::vector<Case> cases() {
-  std::ifstream in(test::testdata_path("expected/cases.json"));
-  REQUIRE(in);
-  std::vector<Case> r;
-  for (const auto& c : nlohmann::json::parse(in))
-    r.push_back({c.at("model"), c.at("input"), c.at("outputs").at(0).at("file")});
-  return r;
-}
-
 }  // namespace
 
 TEST_CASE("every expected case over the socket, kernels=ref and kernels=opt, both placements") {
@@ -57,7 +45,7 @@ TEST_CASE("every expected case over the socket, kernels=ref and kernels=opt, bot
   auto c = d.connect();
   std::map<std::string, std::vector<uint8_t>> models;
   std::string loaded[2];
-  for (const Case& k : cases()) {
+  for (const test::ExpectedCase& k : test::expected_cases()) {
     auto& model = models[k.model];
     if (model.empty()) model = test::read_file(test::testdata_path(k.model));
     const auto input = test::read_file(test::testdata_path(k.input));

@@ -137,7 +137,7 @@ class PooledBackend final : public engine::InferenceBackend {
 
 TEST_CASE("while an admin replaces the model, other sessions never see ERROR_NO_MODEL") {
   auto server = cpu_server();
-  auto admin = server->open_session(Peer::of("local", "admin"));
+  auto admin = server->open_session(Peer::of(server::Trust::process, "local", "admin"));
   const auto model = demo::build_digit_model();
   REQUIRE(call(*server, *admin, Command::SET_MODEL_SECONDARY, 0, model).status == AISRV_STATUS_OKAY);
 
@@ -149,7 +149,7 @@ TEST_CASE("while an admin replaces the model, other sessions never see ERROR_NO_
   std::vector<std::thread> readers;
   for (int t = 0; t < kReaders; ++t) {
     readers.emplace_back([&, t] {
-      auto me = server->open_session(Peer::of("local", "reader" + std::to_string(t)));
+      auto me = server->open_session(Peer::of(server::Trust::process, "local", "reader" + std::to_string(t)));
       const int digit = 3 + t;
       const auto in = digit_input(digit);
       ++started;
@@ -212,8 +212,8 @@ TEST_CASE("while an admin replaces the model, other sessions never see ERROR_NO_
 
 TEST_CASE("a failed replace answers MODEL_ERR and the old model keeps serving, same bytes, same generation") {
   auto server = cpu_server();
-  auto admin = server->open_session(Peer::of("local", "admin"));
-  auto user = server->open_session(Peer::of("local", "user"));
+  auto admin = server->open_session(Peer::of(server::Trust::process, "local", "admin"));
+  auto user = server->open_session(Peer::of(server::Trust::process, "local", "user"));
   const auto model = demo::build_digit_model();
   REQUIRE(call(*server, *admin, Command::SET_MODEL_SECONDARY, 0, model).status == AISRV_STATUS_OKAY);
   const auto before = infer(*server, *user, 7);
@@ -259,7 +259,7 @@ TEST_CASE("a model that does not fit beside the loaded one is refused; the old o
   auto made = Server::create({}, std::move(backends));
   REQUIRE(made.ok());
   auto server = std::move(made).value();
-  auto admin = server->open_session(Peer::of("local", "admin"));
+  auto admin = server->open_session(Peer::of(server::Trust::process, "local", "admin"));
 
   const auto small = test::make_test_model({.inputs = {4}, .outputs = {4}, .layers = 1});
   REQUIRE(call(*server, *admin, Command::SET_MODEL_SECONDARY, 0, small).status == AISRV_STATUS_OKAY);
@@ -315,7 +315,7 @@ TEST_CASE("an engine that cannot hold two models unloads first, as before, and s
   auto made = Server::create({}, std::move(backends));
   REQUIRE(made.ok());
   auto server = std::move(made).value();
-  auto admin = server->open_session(Peer::of("local", "admin"));
+  auto admin = server->open_session(Peer::of(server::Trust::process, "local", "admin"));
   REQUIRE(call(*server, *admin, Command::SET_MODEL_SECONDARY, 0, test::make_test_model({})).status ==
           AISRV_STATUS_OKAY);
   const std::vector<uint8_t> junk(32, 0x5A);

@@ -7,6 +7,8 @@
 //     connection is told ERROR_LIMIT;
 //   - loopback TCP peers are users unless they AUTH; failed AUTH is throttled; a link that needs AUTH is closed when
 //     it does not come;
+//   - two local users of different uids, each opening all the connections it can, leave room for root and a third
+//     user; a TCP peer without the token cannot hold the TCP pool against one that has it;
 //   - connection churn writes a bounded number of log lines;
 //   - a client that closes takes its queued and running work with it; CANCEL_INFER overtakes; --max-queued bounds
 //     pipelined requests;
@@ -21,9 +23,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <fstream>
 #include <optional>
 #include <regex>
@@ -164,6 +168,65 @@ struct TestServer {
   test::TempDir dir;
   std::unique_ptr<test::ServerProcess> process;
   uint16_t port = 0;
+};
+
+// In a child process running as `uid`: opens up to `tries` connections to `path`, each sending GET_ID, and tells
+// the parent, through `report`, how many were answered OK and how many ERROR_LIMIT; it holds them until `hold` is
+// closed by the parent. Only system calls after fork() (the request bytes are encoded before).
+struct UserProcess {
+  UserProcess(uid_t uid, const std::string& path, int tries) {
+    int rep[2], hold[2];
+    REQUIRE(::pipe(rep) == 0);
+    REQUIRE(::pipe(hold) == 0);
+    const auto request = protocol::stream::encode_request(
+        protocol::Header{static_cast<uint32_t>(protocol::Command::GET_ID), 0, 0}, {});
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
+    pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::close(rep[0]);
+      ::close(hold[1]);
+      if (::setgid(uid) != 0 || ::setuid(uid) != 0) ::_exit(2);
+      uint32_t counts[2] = {0, 0};  // OK, ERROR_LIMIT
+      for (int i = 0; i < tries; ++i) {
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) ::_exit(3);
+        if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size()))
+          continue;
+        uint8_t prefix[protocol::stream::kResponsePrefix];
+        size_t got = 0;
+        while (got < sizeof prefix) {
+          const ssize_t n = ::recv(fd, prefix + got, sizeof prefix - got, 0);
+          if (n <= 0) break;
+          got += static_cast<size_t>(n);
+        }
+        if (got < sizeof prefix) continue;
+        uint32_t status = 0;
+        std::memcpy(&status, prefix, sizeof status);  // the prefix starts with the status, little-endian
+        if (status == 0) ++counts[0];
+        else if (status == to_status(Errc::limit)) ++counts[1];
+      }
+      (void)!::write(rep[1], counts, sizeof counts);
+      char c;
+      (void)!::read(hold[0], &c, 1);  // until the parent closes its end
+      ::_exit(0);
+    }
+    ::close(rep[1]);
+    ::close(hold[0]);
+    hold_fd = hold[1];
+    REQUIRE(::read(rep[0], counts, sizeof counts) == static_cast<ssize_t>(sizeof counts));
+    ::close(rep[0]);
+  }
+  ~UserProcess() {
+    ::close(hold_fd);
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+  }
+  pid_t pid = -1;
+  int hold_fd = -1;
+  uint32_t counts[2] = {0, 0};
 };
 
 const uint32_t kLimit = to_status(Errc::limit);
@@ -344,6 +407,69 @@ TEST_CASE("AUTH: a TCP peer is admin after the token; guesses are throttled; a l
   CHECK(seconds_since(t1) > 0.7);
 }
 
+TEST_CASE("two local users opening all the connections they can leave room for root and a third user") {
+  // The probe: two users holding 128 connections each locked out root and everyone else. With the defaults (256
+  // connections, 64 per peer, a peer is a uid) each gets 64.
+  TestServer s({"--socket-mode", "0666"}, /*tcp=*/false);
+  ::chmod(s.dir.path().c_str(), 0755);
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root to run clients as other uids");
+    return;
+  }
+  UserProcess a(65534, s.unix_path(), 128);
+  UserProcess b(65533, s.unix_path(), 128);
+  MESSAGE("uid 65534: " << a.counts[0] << " OK, " << a.counts[1] << " ERROR_LIMIT; uid 65533: " << b.counts[0]
+                        << " OK, " << b.counts[1] << " ERROR_LIMIT");
+  CHECK(a.counts[0] == 64);
+  CHECK(a.counts[1] > 0);
+  CHECK(b.counts[0] == 64);
+  CHECK(b.counts[1] > 0);
+  UserProcess c(65532, s.unix_path(), 3);
+  CHECK(c.counts[0] == 3);
+  auto root = client::Client::connect(s.unix_target());
+  REQUIRE(root.ok());
+  CHECK(root->id().ok());
+}
+
+TEST_CASE("a TCP peer without the token cannot hold the TCP pool against one that has it") {
+  test::TempDir dir;
+  const std::string token_file = dir.file("token");
+  {
+    std::ofstream(token_file) << "0123456789abcdef0123456789abcdef\n";
+  }
+  ::chmod(token_file.c_str(), 0600);
+  TestServer s({"--token-file", token_file, "--auth-timeout", "30", "--max-connections-per-peer", "4"});
+  const std::string target = "tcp:127.0.0.1:" + std::to_string(s.port);
+  // The pool of TCP peers is full of links that never AUTH.
+  std::vector<Raw> squatters;
+  for (int i = 0; i < 4; ++i) {
+    squatters.push_back(Raw::tcp(s.port));
+    REQUIRE(squatters.back().ok());
+  }
+  std::this_thread::sleep_for(100ms);
+  // The token holder still gets in (the oldest squatter makes room), and is admin.
+  auto c = client::Client::connect(target);
+  REQUIRE_MESSAGE(c.ok(), (c.ok() ? std::string() : c.error().message));
+  REQUIRE(c->auth("0123456789abcdef0123456789abcdef").ok());
+  CHECK(c->session_info()->role == protocol::Role::admin);
+  CHECK(squatters[0].closed_within(2000ms));
+  CHECK_FALSE(squatters[1].closed_within(100ms));
+  // Authenticated links are never evicted: with 4 of them the pool is full for a newcomer.
+  std::vector<client::Client> held;
+  for (int i = 0; i < 3; ++i) {
+    auto h = client::Client::connect(target);
+    REQUIRE(h.ok());
+    REQUIRE(h->auth("0123456789abcdef0123456789abcdef").ok());
+    held.push_back(std::move(h).value());
+  }
+  auto late = Raw::tcp(s.port);
+  REQUIRE(late.ok());
+  REQUIRE(late.request(protocol::Command::GET_ID));
+  CHECK(late.answer() == kLimit);
+  CHECK(c->id().ok());
+  CHECK(s.process->log().find("evicted") != std::string::npos);
+}
+
 TEST_CASE("connection churn writes a bounded number of log lines") {
   TestServer s({}, /*tcp=*/false);
   const size_t before = s.process->log().size();
@@ -459,4 +585,18 @@ TEST_CASE("shutdown does not wait for a half-sent request") {
   CHECK(s.process->stop() == 0);
   MESSAGE("stopped in " << seconds_since(t0) << " s");
   CHECK(seconds_since(t0) < 3);
+}
+
+TEST_CASE("shutdown does not wait for refused connections") {
+  TestServer s({"--max-connections-per-peer", "1"});
+  auto held = Raw::tcp(s.port);
+  REQUIRE(held.request(protocol::Command::GET_ID));
+  REQUIRE(held.answer() == 0u);
+  auto refused = Raw::tcp(s.port);  // refused; waits (up to 2 s) for a first request to answer ERROR_LIMIT
+  REQUIRE(refused.ok());
+  std::this_thread::sleep_for(200ms);
+  const auto t0 = Clock::now();
+  CHECK(s.process->stop() == 0);
+  MESSAGE("stopped in " << seconds_since(t0) << " s with a refused connection waiting");
+  CHECK(seconds_since(t0) < 1.2);
 }

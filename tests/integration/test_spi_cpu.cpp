@@ -11,25 +11,13 @@
 #include <map>
 
 #include "aisrv/client/spi_master.hpp"
+#include "expected_cases.hpp"
 #include "process.hpp"
 #include "testdata.hpp"
 
 using namespace aisrv;
 
 namespace {
-
-struct Case {
-  std::string model, input, output;
-};
-
-std::vector<Case> cases() {
-  std::ifstream in(test::testdata_path("expected/cases.json"));
-  REQUIRE(in);
-  std::vector<Case> r;
-  for (const auto& c : nlohmann::json::parse(in))
-    r.push_back({c.at("model"), c.at("input"), c.at("outputs").at(0).at("file")});
-  return r;
-}
 
 int read_model(void* ctx, uint32_t offset, uint8_t* dst, uint32_t len) {
   const auto* m = static_cast<const std::vector<uint8_t>*>(ctx);
@@ -62,7 +50,7 @@ TEST_CASE("every expected case over SPI with the CPU engine: the MCU client gets
 
   std::map<std::string, std::vector<uint8_t>> models;
   std::string loaded;
-  for (const Case& k : cases()) {
+  for (const test::ExpectedCase& k : test::expected_cases()) {
     CAPTURE(k.model);
     CAPTURE(k.input);
     auto& model = models[k.model];

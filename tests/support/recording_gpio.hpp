@@ -6,7 +6,7 @@
 #include <mutex>
 #include <vector>
 
-#include "aisrv/gpio_lines.hpp"
+#include "aisrv/sensors/gpio_lines.hpp"
 
 namespace aisrv::test {
 
@@ -16,9 +16,10 @@ struct GpioRecord {
   std::vector<uint8_t> levels;
   int sets = 0;
   bool busy = false;  // request() fails as EBUSY would
+  std::vector<uint8_t> idle;  // the lines' idle levels (GpioLines::idle); empty: low
 };
 
-class RecordingGpio final : public server::GpioLines {
+class RecordingGpio final : public sensors::GpioLines {
  public:
   RecordingGpio(size_t lines, std::shared_ptr<GpioRecord> rec) : lines_(lines), rec_(std::move(rec)) {
     rec_->levels.assign(lines, 0);
@@ -29,8 +30,12 @@ class RecordingGpio final : public server::GpioLines {
     std::lock_guard l(rec_->mu);
     if (rec_->busy) return make_error(Errc::denied, "gpio:test: line 0 is in use by 'other'");
     rec_->held = true;
-    rec_->levels.assign(lines_, 0);
+    rec_->levels = idle_locked();  // requested at the idle level, as the kernel lines are
     return ok();
+  }
+  std::vector<uint8_t> idle() const override {
+    std::lock_guard l(rec_->mu);
+    return idle_locked();
   }
   void release() override {
     std::lock_guard l(rec_->mu);
@@ -49,6 +54,9 @@ class RecordingGpio final : public server::GpioLines {
   }
 
  private:
+  std::vector<uint8_t> idle_locked() const {
+    return rec_->idle.size() == lines_ ? rec_->idle : std::vector<uint8_t>(lines_, 0);
+  }
   size_t lines_;
   std::shared_ptr<GpioRecord> rec_;
 };

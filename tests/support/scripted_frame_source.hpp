@@ -1,5 +1,5 @@
 // Test double (tests only): a frame source that plays a script of camera buffers through the real bad-frame decision
-// and conversion (server::decode_buffer), and can stall — wait inside grab() until the test releases it or a timeout
+// and conversion (sensors::decode_buffer), and can stall — wait inside grab() until the test releases it or a timeout
 // passes, as a camera that stopped delivering. A good buffer's converted pixels are handed over as raw bytes (the
 // test models take flat inputs), so a test sees exactly what the conversion made.
 #pragma once
@@ -9,14 +9,14 @@
 #include <deque>
 #include <mutex>
 
-#include "aisrv/frame_source.hpp"
+#include "aisrv/sensors/frame_source.hpp"
 
 namespace aisrv::test {
 
-class ScriptedFrameSource final : public server::FrameSource {
+class ScriptedFrameSource final : public sensors::FrameSource {
  public:
   struct Step {
-    server::BufferFormat format;
+    sensors::BufferFormat format;
     bool flags_error = false;
     std::vector<uint8_t> data;
     bool stall = false;  // wait for release() (or the timeout) instead of delivering
@@ -28,7 +28,7 @@ class ScriptedFrameSource final : public server::FrameSource {
 
   std::string describe() const override { return "scripted"; }
 
-  Status grab(const protocol::TensorInfo& input, server::SensorFrame& out) override {
+  Status grab(const protocol::TensorInfo& input, sensors::SensorFrame& out) override {
     Step step;
     {
       std::unique_lock lock(mu_);
@@ -48,7 +48,7 @@ class ScriptedFrameSource final : public server::FrameSource {
       }
     }
     out.what = describe();
-    auto st = server::decode_buffer(step.format, step.flags_error, step.data, out.picture, "scripted");
+    auto st = sensors::decode_buffer(step.format, step.flags_error, step.data, out.picture, "scripted");
     if (!st) {
       if (st.error().code == Errc::sensor_error) bad_.fetch_add(1);
       return st;
@@ -56,7 +56,14 @@ class ScriptedFrameSource final : public server::FrameSource {
     out.bytes = std::move(out.picture.pixels);
     out.picture = {};
     out.bytes.resize(input.bytes);
+    std::lock_guard lock(mu_);
+    last_bytes_ = out.bytes.data();
     return ok();
+  }
+  // Where the last good grab's bytes are stored (the acquisition adopts them as the input tensor: no copy).
+  const void* last_bytes() const {
+    std::lock_guard lock(mu_);
+    return last_bytes_;
   }
 
   uint64_t bad_frames() const override { return bad_.load(); }
@@ -86,6 +93,7 @@ class ScriptedFrameSource final : public server::FrameSource {
   bool stalling_ = false, released_ = false;
   Step release_step_;
   uint64_t grabs_ = 0;
+  const void* last_bytes_ = nullptr;
   std::atomic<uint64_t> bad_{0};
 };
 

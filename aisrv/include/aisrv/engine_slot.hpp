@@ -1,8 +1,9 @@
 // aisrv interpreter — one engine addressed by its number: what all sessions share. The inference backend and its
 // arena, the loaded model (published as an immutable LoadedModel snapshot with a generation number; a replacement is
-// prepared in a sibling backend beside the loaded model and swapped in when ready), the engine's
-// state bits (BUSY/SENSING), its shared debug log, the sensor and the chain target. Tensors, outputs, timings and error
-// bits are not here: they belong to sessions (aisrv/session.hpp). An inference copies the session's inputs into the
+// prepared in a sibling backend beside the loaded model and swapped in when ready), the engine's state bits
+// (BUSY/SENSING), its shared debug log, its output GPIO lines and the chain target. Tensors, outputs, timings and
+// error bits are not here: they belong to sessions (aisrv/session.hpp); the sensor belongs to the acquisition
+// (aisrv/acquisition.hpp). An inference copies the session's inputs into the
 // backend, runs, and copies the outputs back into the session, all under the engine's lock, so one engine does one
 // thing at a time whichever session, transport or thread calls; the state bits, the snapshot and cancel are
 // lock-free so they answer while an inference runs.
@@ -20,10 +21,8 @@
 
 #include "aisrv/debug_log.hpp"
 #include "aisrv/engine/backend.hpp"
-#include "aisrv/frame_source.hpp"
-#include "aisrv/i2c_bus.hpp"
 #include "aisrv/loaded_model.hpp"
-#include "aisrv/output_gpio.hpp"
+#include "aisrv/sensors/output_gpio.hpp"
 #include "aisrv/protocol/payloads.hpp"
 #include "aisrv/protocol/protocol.hpp"
 #include "aisrv/protocol/result.hpp"
@@ -100,39 +99,16 @@ class EngineSlot {
   void set_chain_target(std::optional<uint32_t> target) { chain_target_ = target; }
   std::optional<uint32_t> chain_target() const { return chain_target_; }
 
-  // Sensor acquisition (all need a frame source; frames are input tensor 0's size).
-  enum class AcquireMode : uint32_t { idle = 0, single = 1, stream = 2 };
-  void attach_sensor(std::unique_ptr<FrameSource> source, std::unique_ptr<I2cBus> i2c = nullptr);
-  bool has_sensor() const { return sensor_ != nullptr; }
-  // A frame grabbed outside the engine's turn, waiting for it.
-  struct Grab {
-    Status status = ok();
-    SensorFrame frame;
-    bool bad = false;      // the sensor delivered a bad frame (counted; a stream skips it)
-    bool skipped = false;  // no model input to grab for then: acquire_frame grabs in its turn
-  };
-  // Waits for the sensor's next frame for the current model's input 0 (SENSING meanwhile). Blocking: called on the
-  // sensor's own thread (the server's grabber), never in the engine's turn; grabs are serialised.
-  Grab grab_frame();
-  // The grab the next acquire_frame in this engine turn uses (the server stages it before running the request).
-  void stage_grab(std::shared_ptr<Grab> grab) { staged_ = std::move(grab); }
-  // Fits a frame into the session's input 0: the session's injected one, else the staged grab, else (no grab
-  // staged) one grabbed now; the caller then infers.
-  Status acquire_frame(Session& session, const std::optional<AcquireWindow>& window = {});
-  uint64_t bad_frames() const { return sensor_ ? sensor_->bad_frames() : 0; }
-  bool sensor_present() const { return sensor_ && sensor_->present(); }
-  Status write_sensor_register(uint8_t address, uint8_t reg, uint8_t value);
-  // 16-bit register addresses (START_ACQUIRE_SET_I2C's 4-byte extension): needs the sensor's I2C bus.
-  Status write_sensor_register16(uint8_t address, uint16_t reg, uint8_t value);
-  AcquireMode acquire_mode() const { return mode_.load(); }
-  uint64_t frames_dropped() const { return sensor_ ? sensor_->dropped() : 0; }
-  bool has_i2c() const { return i2c_ != nullptr; }
+  // SENSING while the engine's sensor waits for a frame (the acquisition's grabber, aisrv/acquisition.hpp).
+  void set_sensing(bool on) {
+    if (on) state_bits_.fetch_or(AISRV_STATUS_SENSING);
+    else state_bits_.fetch_and(~static_cast<uint32_t>(AISRV_STATUS_SENSING));
+  }
 
   // Output GPIO: lines driven from output tensor 0 after every inference; held while a model is loaded.
-  void attach_gpio(std::unique_ptr<GpioLines> lines);
-  OutputGpio* gpio() { return gpio_.get(); }
+  void attach_gpio(std::unique_ptr<sensors::GpioLines> lines);
+  sensors::OutputGpio* gpio() { return gpio_.get(); }
   bool has_gpio() const { return gpio_ != nullptr; }
-  void set_acquire_mode(AcquireMode m) { mode_.store(m); }
 
  private:
   engine::LogFn log_fn();
@@ -170,17 +146,12 @@ class EngineSlot {
   std::atomic<uint64_t> failed_{0}, cancelled_{0}, compute_total_ns_{0}, queue_total_ns_{0}, total_total_ns_{0};
   std::atomic<uint64_t> last_compute_ns_{0}, last_queue_ns_{0}, last_total_ns_{0};
   std::atomic<std::chrono::steady_clock::rep> last_end_{0};  // steady_clock ticks; 0: none yet
-  std::atomic<AcquireMode> mode_{AcquireMode::idle};
   EngineMetrics* metrics_ = nullptr;
   std::atomic<uint64_t> request_inferences_{0}, last_request_compute_ns_{0};
   std::atomic<bool> failing_{false};
   mutable std::mutex failure_mu_;  // failure_
   std::string failure_;
-  std::unique_ptr<FrameSource> sensor_;
-  std::mutex sensor_mu_;          // the source's grab and register writes, one at a time
-  std::shared_ptr<Grab> staged_;  // engine's turn only
-  std::unique_ptr<I2cBus> i2c_;
-  std::unique_ptr<OutputGpio> gpio_;
+  std::unique_ptr<sensors::OutputGpio> gpio_;
   bool gpio_failing_ = false;  // mu_
 
   mutable std::mutex model_mu_;  // guards model_ (the snapshot pointer only)

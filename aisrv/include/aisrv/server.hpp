@@ -1,6 +1,7 @@
 // aisrv interpreter — the AI-engine command interpreter: engines by number, sessions, the command table, access
-// rules and dispatch. Transports hand it decoded Requests of a Session and frame its Responses; it never knows which
-// transport a request came from, nor which backend runs a model.
+// rules and dispatch. It implements the port (aisrv/port.hpp), through which transports hand it decoded Requests of
+// a Session and frame its Responses; it never knows which transport a request came from (the peer's Trust decides
+// its role), nor which backend runs a model. Transports include port.hpp only; the daemon and tests use this header.
 //
 // Sessions: a transport opens one per client (open_session, with the Peer it learned from its medium) and closes it
 // when the client leaves (close_session: the session's queued work is answered ERROR_CANCELLED without running, its
@@ -27,12 +28,14 @@
 #include <utility>
 #include <vector>
 
+#include "aisrv/acquisition.hpp"
 #include "aisrv/debug_log.hpp"
 #include "aisrv/engine/backend.hpp"
 #include "aisrv/engine_slot.hpp"
-#include "aisrv/frame_source.hpp"
-#include "aisrv/gpio_lines.hpp"
-#include "aisrv/i2c_bus.hpp"
+#include "aisrv/port.hpp"
+#include "aisrv/sensors/frame_source.hpp"
+#include "aisrv/sensors/gpio_lines.hpp"
+#include "aisrv/sensors/i2c_bus.hpp"
 #include "aisrv/protocol/protocol.hpp"
 #include "aisrv/server_metrics.hpp"
 #include "aisrv/session.hpp"
@@ -55,21 +58,23 @@ class EngineQueue;
 struct Handler;
 
 struct SensorConfig {
-  std::unique_ptr<FrameSource> source;
+  std::unique_ptr<sensors::FrameSource> source;
   std::chrono::milliseconds stream_interval{100};  // START_ACQUIRE_STREAM pace
-  std::unique_ptr<I2cBus> i2c;                     // the sensor's I2C bus for START_ACQUIRE_SET_I2C (may be null)
+  std::unique_ptr<sensors::I2cBus> i2c;            // the sensor's I2C bus for START_ACQUIRE_SET_I2C (may be null)
 };
 
 // Who may do what (docs/security.md). Commands that change what every session shares (SET_MODEL*, UNLOAD_MODEL,
 // flash writes and erase, acquire streams, sensor registers, engine-wide cancel) need the admin role.
 struct AccessOptions {
-  // Unix peers: without a group every peer that can open the socket is admin; with one, admins are root, the
-  // daemon's own user and members of this group, the rest are users. TCP peers are users (a TCP peer's uid is
-  // unknown: a loopback listener must not make every local user admin); with a token, a TCP session that sent it
-  // with AUTH is admin. USB, SPI and in-process peers are admin; Frigate's detector connections (transport
-  // "frigate") are users.
+  // By the peer's Trust (aisrv/port.hpp). Trust::credentials (Unix sockets): without a group every peer that can
+  // open the socket is admin; with one, admins are root, the daemon's own user and members of this group, the rest
+  // are users. Trust::address (TCP) peers are users (their uid is unknown: a loopback listener must not make every
+  // local user admin); with a token, such a session that sent it with AUTH is admin. Trust::physical (USB, SPI) and
+  // Trust::process (in-process, the server's own sessions) peers are admin; Trust::detector peers (Frigate's
+  // detector connections) are users.
   std::optional<uint32_t> admin_gid;
-  // When set, a TCP session may only HELLO / GET_VERSION / GET_ID / AUTH until it sent this token; it is then admin.
+  // When set, a Trust::address session may only HELLO / GET_VERSION / GET_ID / AUTH until it sent this token; it is
+  // then admin.
   std::string token;
 };
 
@@ -79,13 +84,13 @@ struct ServerOptions {
   std::shared_ptr<spdlog::logger> logger;      // the daemon's log (may be null)
   uint32_t extra_capabilities = 0;             // capability bits transports add (e.g. AISRV_CAP_CRC32)
   std::vector<std::pair<uint32_t, SensorConfig>> sensors;  // frame sources by engine number
-  std::vector<std::pair<uint32_t, std::unique_ptr<GpioLines>>> gpio;  // output GPIO lines by engine number
+  std::vector<std::pair<uint32_t, std::unique_ptr<sensors::GpioLines>>> gpio;  // output GPIO lines by engine number
   flash::ModelStore* store = nullptr;          // the model store behind the flash commands (may be null; not owned)
   AccessOptions access;
   SessionLimits session;                       // per-session memory cap and queue depth
 };
 
-class Server {
+class Server final : public Port {
  public:
   // Errc::invalid_argument for bad options: too many engines, chain to a missing engine, a chain cycle.
   static Result<std::unique_ptr<Server>> create(ServerOptions options,
@@ -95,11 +100,15 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // --- sessions ----------------------------------------------------------------------------------------------------
-  std::shared_ptr<Session> open_session(Peer peer);
-  // The role a session of `peer` starts with (AccessOptions); transports use it to keep connection slots for admins.
-  protocol::Role role_for(const Peer& peer) const;
+  std::shared_ptr<Session> open_session(Peer peer) override;
+  // The role a session of `peer` starts with, from its Trust (AccessOptions); transports use it to keep connection
+  // slots for admins.
+  protocol::Role role_for(const Peer& peer) const override;
+  // Whether a session of `peer` must AUTH before anything but the open commands: Trust::address with a token set.
+  bool must_auth(const Peer& peer) const;
+  bool has_token() const override { return !options_.access.token.empty(); }
   // Idempotent. `why` ends up in the log lines of what was cancelled ("disconnected", "link reset").
-  void close_session(Session& session, std::string_view why = "the client disconnected");
+  void close_session(Session& session, std::string_view why = "the client disconnected") override;
   size_t session_count() const;
   // GET_SERVER_STATS: uptime, sessions, every engine's counters and queue depth.
   protocol::ServerStats stats() const;
@@ -109,15 +118,25 @@ class Server {
   const ServerMetrics& metrics() const { return *metrics_; }
 
   // --- requests ----------------------------------------------------------------------------------------------------
-  void handle(Session& session, const protocol::Request& request, protocol::Response& response);
-  using Done = std::function<void()>;
+  void handle(Session& session, const protocol::Request& request, protocol::Response& response) override;
   // `request.payload` and `response` must stay valid until `done` runs; `done` runs on a worker or the caller, also
   // for a request that was cancelled before it ran.
-  void submit(Session& session, const protocol::Request& request, protocol::Response& response, Done done);
+  void submit(Session& session, const protocol::Request& request, protocol::Response& response, Done done) override;
+  // admit() and the handler on the caller's thread, for every command (Port::call_inline).
+  void call_inline(Session& session, const protocol::Request& request, protocol::Response& response) override;
 
   // A debug-log line "<context>: <message>" and the error's status bit for `session` (engine scope, or the server's
   // when `engine` is not an engine number).
-  void note_error(Session& session, uint32_t engine, std::string_view context, const Error& error);
+  void note_error(Session& session, uint32_t engine, std::string_view context, const Error& error) override;
+  void note_line(Session& session, uint32_t scope, uint32_t bits, std::string_view line) override;
+  std::string last_line(const Session& session, uint32_t scope) const override;
+  void note_shared(std::string_view line) override;
+  std::string session_name(const Session& session) const override;
+  bool authenticated(const Session& session) const override;
+  std::shared_ptr<const LoadedModel> model(uint32_t engine) const override;
+  PortLimits limits() const override {
+    return {options_.max_payload, options_.session.max_queued, engine_count()};
+  }
 
   // --- shutdown ----------------------------------------------------------------------------------------------------
   // From now on new requests and every queued one are answered ERROR_CANCELLED without running; running ones go on.
@@ -148,28 +167,12 @@ class Server {
   AuthThrottle& auth_throttle() { return *auth_throttle_; }
   const SessionLimits& session_limits() const { return options_.session; }
 
-  // One inference on `slot` with `session`'s tensors, then its chain (if any). A failure further down a chain is
-  // reported to the session on the engine that failed (status word + debug log) and does not fail this call.
-  Status start_inference(Session& session, EngineSlot& slot, uint64_t queue_ns);
-  // INFER: inputs from the request, outputs into `answer`, then the chain.
-  Status infer_call(Session& session, EngineSlot& slot, std::span<const protocol::InferTensor> inputs,
-                    uint64_t queue_ns, std::vector<uint8_t>& answer);
-  // Acquire one sensor frame into the session's input 0; with `infer`, then start_inference in the same engine turn.
-  // START_ACQUIRE_SINGLE passes infer = false for tensor 0 (XMOS) and true for tensor 1 (the aisrv extension); the
-  // in-process C API (aisrv_local_acquire_single) keeps acquire-and-infer.
-  Status acquire_single(Session& session, EngineSlot& slot, uint64_t queue_ns,
-                        const std::optional<AcquireWindow>& window = {}, bool infer = true);
-  // Continuous acquire + infer every `interval` in the engine's turn, in a session of its own, until stop_stream or an
-  // error. Each round's outputs and timings are also handed to `session` (the starter) while it is open, so it reads
-  // them with GET_OUTPUT_TENSOR as on XMOS.
-  Status start_stream(Session& session, EngineSlot& slot, std::chrono::milliseconds interval);
-  void stop_stream(EngineSlot& slot);
-  // GET_SENSOR_TENSOR for a session that acquired nothing itself: the running stream's last frame.
-  Status stream_frame(uint32_t engine, std::vector<uint8_t>& out);
+  // Sensor frames, acquire streams and the engine chain after each inference a command starts: the handlers' way
+  // to those (aisrv/acquisition.hpp).
+  Acquisition& acquisition() { return *acquisition_; }
   // Raises `bits` with a log line in every open session's `engine` scope (e.g. a stream that stopped on a sensor
   // failure: everyone using the engine learns it once).
   void note_all_sessions(uint32_t engine, uint32_t bits, const std::string& line);
-  std::chrono::milliseconds stream_interval(uint32_t engine) const { return stream_intervals_[engine]; }
 
   // Flash transfers belong to the session that began them (docs/protocol.md 3.7). `begin` claims engine's transfer
   // for `session`; otherwise checks that the transfer (if any) is the session's. Errc::denied naming the owner.
@@ -177,7 +180,6 @@ class Server {
   void release_flash_transfer(Session& session, uint32_t engine);
 
  private:
-  struct Stream;
   Server(ServerOptions options, std::chrono::steady_clock::time_point epoch,
          std::vector<std::unique_ptr<EngineSlot>> engines);
   // The checks every command shares; nullptr when the request was answered (refused).
@@ -186,9 +188,8 @@ class Server {
            uint64_t queue_ns);
   void refuse(Session& session, const protocol::Request& request, protocol::Response& response, const Error& e);
   EngineQueue& queue_for(const protocol::Request& request, const Handler& h);
-  void run_chain(Session& session, uint32_t from, std::vector<std::vector<uint8_t>> outputs);
-  void hand_stream_outputs(Stream& stream, EngineSlot& slot);
   class Workers;
+  class AcquisitionLink;  // the acquisition's view of this server (AcquisitionHost)
 
   ServerOptions options_;
   std::chrono::steady_clock::time_point epoch_;
@@ -199,15 +200,15 @@ class Server {
   std::unique_ptr<CommandTable> commands_;
   std::unique_ptr<AuthThrottle> auth_throttle_;
   std::unique_ptr<Workers> workers_;
+  std::unique_ptr<AcquisitionLink> acquisition_link_;
+  std::unique_ptr<Acquisition> acquisition_;  // its grabbers are joined before the queues they push to go
   std::atomic<bool> shutting_down_{false};
   std::atomic<uint64_t> next_grab_ticket_{0};  // tickets of requests held in a queue while their frame is grabbed
 
-  mutable std::mutex sessions_mu_;  // sessions_, next_session_, flash_owner_, streams_
+  mutable std::mutex sessions_mu_;  // sessions_, next_session_, flash_owner_
   std::unordered_map<uint64_t, std::weak_ptr<Session>> sessions_;
   uint64_t next_session_ = 0;  // also the number of sessions opened since start
   std::vector<uint64_t> flash_owner_;  // per engine: the session whose flash transfer is open (0: none)
-  std::vector<std::shared_ptr<Stream>> streams_;  // per engine: the running stream
-  std::vector<std::chrono::milliseconds> stream_intervals_;
 };
 
 }  // namespace aisrv::server

@@ -27,25 +27,12 @@
 
 #include "aisrv/debug_log.hpp"
 #include "aisrv/loaded_model.hpp"
+#include "aisrv/port.hpp"  // Peer
 #include "aisrv/protocol/limits.h"
 #include "aisrv/protocol/payloads.hpp"
 #include "aisrv/protocol/result.hpp"
 
 namespace aisrv::server {
-
-// Who is on the other end, as the transport learned it from its medium. Transports only report; the server decides
-// what a peer may do (ServerOptions::access).
-struct Peer {
-  std::string transport;  // "unix", "tcp", "usb", "spi", "local", "internal"
-  std::string address;    // TCP "192.168.1.7:40112"; empty where the medium has none
-  std::optional<uint32_t> uid, gid, pid;  // Unix sockets: SO_PEERCRED
-  std::vector<uint32_t> groups;           // Unix sockets: supplementary groups (SO_PEERGROUPS)
-  bool loopback = true;                   // TCP: the peer is this machine
-
-  // "unix uid 1000 gid 1000 pid 4242", "tcp 192.168.1.7:40112", "usb host"
-  std::string describe() const;
-  static Peer of(std::string transport, std::string address = {});
-};
 
 struct SessionLimits {
   uint64_t memory = 256ull << 20;  // tensor bytes one session may hold (aisrvd --session-memory)
@@ -102,7 +89,10 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<std::vector<uint8_t>> take_injected_frame(const LoadedModel& m);
   // A frame waits to be taken (START_ACQUIRE_SINGLE then grabs none from the camera).
   bool has_injected_frame(uint32_t engine) const;
-  void set_last_frame(uint32_t engine, std::vector<uint8_t> frame);
+  // An acquired frame becomes input 0 of `m` without a copy: `frame` (input 0's size) is adopted as the tensor's
+  // storage and gets the old storage back. It is also the frame GET_SENSOR_TENSOR reads (read_frame) until input 0
+  // is written again, which keeps the frame aside then (moved, not copied).
+  Status adopt_frame(const LoadedModel& m, std::vector<uint8_t>& frame);
   Status read_frame(uint32_t engine, std::vector<uint8_t>& out);
 
   // --- status bits and debug-log lines (scope: an engine number, or the engine count for the server) --------------
@@ -134,7 +124,8 @@ class Session : public std::enable_shared_from_this<Session> {
     uint64_t timing_generation = 0;
     protocol::TimingRecord timing;
     std::optional<std::vector<uint8_t>> injected_frame;
-    std::vector<uint8_t> last_frame;
+    std::vector<uint8_t> last_frame;  // the last acquired frame once input 0 no longer holds it
+    bool input0_is_frame = false;     // inputs[0] holds the last acquired frame (adopt_frame)
   };
   struct LogScope {
     std::deque<LogLine> lines;

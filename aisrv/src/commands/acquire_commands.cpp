@@ -30,12 +30,12 @@ Status acquire_single(CommandContext& c) {
     return make_error(Errc::bad_tensor, "START_ACQUIRE_SINGLE takes tensor 0 (acquire into input 0) or 1 (acquire "
                                         "and infer), not {}", then);
   const bool infer = then == 1;
-  if (p.empty()) return c.server.acquire_single(c.session, *c.slot, c.queue_ns, {}, infer);
+  if (p.empty()) return c.server.acquisition().acquire_single(c.session, *c.slot, c.queue_ns, {}, infer);
   if (p.size() != 12)
     return make_error(Errc::bad_length, "takes no payload or 12 bytes (u16 start x, end x, start y, end y, width, "
                                         "height), {} were sent", p.size());
   auto u16 = [&](size_t i) { return static_cast<uint32_t>(p[2 * i] | p[2 * i + 1] << 8); };
-  AcquireWindow w{u16(0), u16(1), u16(2), u16(3)};
+  sensors::AcquireWindow w{u16(0), u16(1), u16(2), u16(3)};
   if (w.x1 <= w.x0 || w.y1 <= w.y0)
     return make_error(Errc::bad_length, "acquire window x {}..{}, y {}..{} is empty (ends are exclusive)", w.x0, w.x1,
                       w.y0, w.y1);
@@ -50,7 +50,7 @@ Status acquire_single(CommandContext& c) {
       return make_error(Errc::bad_length, "the window is resized to the input's {}x{}, not {}x{}", g->width, g->height,
                         rw, rh);
   }
-  return c.server.acquire_single(c.session, *c.slot, c.queue_ns, w, infer);
+  return c.server.acquisition().acquire_single(c.session, *c.slot, c.queue_ns, w, infer);
 }
 
 // XMOS hosts send no payload (and tensor 0; XMOS ignores the tensor field): start. The aisrv extension is a u32
@@ -68,11 +68,11 @@ Status acquire_stream(CommandContext& c) {
       return make_error(Errc::bad_length, "acquire mode {} is unknown (1 stream: start, 0 single: stop)", mode);
   }
   if (mode == 0) {
-    if (!c.slot->has_sensor()) return no_sensor(*c.slot);
-    c.server.stop_stream(*c.slot);
+    if (!c.server.acquisition().has_sensor(c.slot->number())) return no_sensor(*c.slot);
+    c.server.acquisition().stop_stream(*c.slot);
     return ok();
   }
-  return c.server.start_stream(c.session, *c.slot, c.server.stream_interval(c.slot->number()));
+  return c.server.acquisition().start_stream(c.session, *c.slot);
 }
 
 // XMOS: u8 address, u8 register, u8 value. aisrv extension: u8 address, u16 register (little-endian), u8 value, for
@@ -84,27 +84,29 @@ Status set_i2c(CommandContext& c) {
                                         "value), {} were sent",
                       p.size());
   if (p[0] > 0x7F) return make_error(Errc::bad_length, "I2C address {:#04x} is not a 7-bit address", p[0]);
-  if (p.size() == 4) return c.slot->write_sensor_register16(p[0], static_cast<uint16_t>(p[1] | p[2] << 8), p[3]);
-  return c.slot->write_sensor_register(p[0], p[1], p[2]);
+  Acquisition& a = c.server.acquisition();
+  const uint32_t n = c.slot->number();
+  if (p.size() == 4) return a.write_register16(n, p[0], static_cast<uint16_t>(p[1] | p[2] << 8), p[3]);
+  return a.write_register(n, p[0], p[1], p[2]);
 }
 
 // XMOS's values: 0 single, 1 stream. An engine that is not streaming (idle, or in a single acquisition) answers 0, as
 // XMOS does from its start (its mode is SINGLE until a stream starts).
 Status get_mode(CommandContext& c) {
-  if (!c.slot->has_sensor()) return no_sensor(*c.slot);
-  const bool streaming = c.slot->acquire_mode() == EngineSlot::AcquireMode::stream;
+  if (!c.server.acquisition().has_sensor(c.slot->number())) return no_sensor(*c.slot);
+  const bool streaming = c.server.acquisition().mode(c.slot->number()) == Acquisition::Mode::stream;
   protocol::encode_u32(streaming ? AISRV_ACQUIRE_MODE_STREAM : AISRV_ACQUIRE_MODE_SINGLE, c.response.payload);
   return ok();
 }
 
 Status get_sensor(CommandContext& c) {
-  if (!c.slot->has_sensor()) return no_sensor(*c.slot);
+  if (!c.server.acquisition().has_sensor(c.slot->number())) return no_sensor(*c.slot);
   if (c.session.read_frame(c.slot->number(), c.response.payload)) return ok();
-  return c.server.stream_frame(c.slot->number(), c.response.payload);
+  return c.server.acquisition().stream_frame(c.slot->number(), c.response.payload);
 }
 
 Status set_sensor(CommandContext& c) {
-  if (!c.slot->has_sensor()) return no_sensor(*c.slot);
+  if (!c.server.acquisition().has_sensor(c.slot->number())) return no_sensor(*c.slot);
   const auto m = AISRV_TRY(model_of(c));
   return c.session.inject_frame(*m, c.request.payload);
 }

@@ -20,7 +20,7 @@ namespace {
 
 using protocol::Command;
 
-Result<OutputGpio*> gpio_of(CommandContext& c) {
+Result<sensors::OutputGpio*> gpio_of(CommandContext& c) {
   if (!c.slot->has_gpio())
     return make_error(Errc::not_supported, "engine {} has no GPIO outputs configured (start aisrvd with --gpio "
                                            "{}=CHIP:LINE[,LINE...])",

@@ -31,7 +31,7 @@ Status get_output(CommandContext& c) {
   });
 }
 
-Status start_infer(CommandContext& c) { return c.server.start_inference(c.session, *c.slot, c.queue_ns); }
+Status start_infer(CommandContext& c) { return c.server.acquisition().infer(c.session, *c.slot, c.queue_ns); }
 
 Status infer(CommandContext& c) {
   (void)AISRV_TRY(model_of(c));
@@ -39,7 +39,7 @@ Status infer(CommandContext& c) {
     return make_error(Errc::bad_tensor, "INFER takes tensor = 0, not {}", c.request.header.tensor);
   auto inputs = protocol::decode_infer_request(c.request.payload);
   if (!inputs) return make_error(Errc::bad_length, "INFER request: {}", inputs.error().message);
-  return c.server.infer_call(c.session, *c.slot, *inputs, c.queue_ns, c.response.payload);
+  return c.server.acquisition().infer_call(c.session, *c.slot, *inputs, c.queue_ns, c.response.payload);
 }
 
 Status get_timings(CommandContext& c) {

@@ -1,5 +1,5 @@
 // aisrv hailo8 — the "hailo8" backend: HEF validation and tensor sizing at load, inference at invoke (device check
-// through our driver layer -> libhailort -> session configured once per model -> quantize float inputs -> write
+// through our driver layer -> libhailort -> network group configured once per model -> quantize float inputs -> write
 // inputs -> read outputs -> dequantize float outputs).
 #include "aisrv/engine/hailo8/backend.hpp"
 
@@ -13,7 +13,7 @@
 
 #include "aisrv/engine/hailo8/hef/reader.hpp"
 #include "aisrv/engine/hailo8/runtime/hailort_library.hpp"
-#include "aisrv/engine/hailo8/runtime/session.hpp"
+#include "aisrv/engine/hailo8/runtime/configured_network.hpp"
 #include "device_check.hpp"
 #include "host_tensor.hpp"
 
@@ -153,7 +153,7 @@ class Hailo8Backend final : public InferenceBackend {
   }
 
   void unload() override {
-    session_.reset();  // releases vstreams, HEF and device before the library may go
+    network_.reset();  // releases vstreams, HEF and device before the library may go
     loaded_ = false;
     model_.clear();
     inputs_.clear();
@@ -183,7 +183,7 @@ class Hailo8Backend final : public InferenceBackend {
 
  private:
   Result<std::vector<engine::LayerTime>> run(const engine::LogFn& log) {
-    if (!session_) AISRV_TRY(start_session(log));
+    if (!network_) AISRV_TRY(configure_network(log));
     std::vector<engine::LayerTime> times;
     using clock = std::chrono::steady_clock;
     if (quantizes_) {
@@ -196,8 +196,8 @@ class Hailo8Backend final : public InferenceBackend {
     std::vector<std::span<uint8_t>> out;
     for (auto& t : outputs_) out.emplace_back(t.frame());
     runtime::RunTimes rt;
-    if (auto s = session_->run(in, out, &rt); !s) {
-      session_.reset();  // reconfigure on the next invoke
+    if (auto s = network_->run(in, out, &rt); !s) {
+      network_.reset();  // reconfigure on the next invoke
       return std::move(s).error();
     }
     times.push_back({group_name_ + ":write", "HAILORT_VSTREAM_WRITE", rt.write_ns});
@@ -210,8 +210,8 @@ class Hailo8Backend final : public InferenceBackend {
     return times;
   }
 
-  // Device (driver layer) -> libhailort -> configured session, each failure named.
-  Status start_session(const engine::LogFn& log) {
+  // Device (driver layer) -> libhailort -> configured network group, each failure named.
+  Status configure_network(const engine::LogFn& log) {
     const CheckedDevice device = AISRV_TRY(check_device(*options_.driver_opener, options_.discovery, options_.device));
     for (const auto& note : device.notes) log_line(log, "hailo8: " + note);
     if (!library_) {
@@ -226,13 +226,13 @@ class Hailo8Backend final : public InferenceBackend {
     std::vector<runtime::TensorSpec> in_specs, out_specs;
     for (const auto& t : inputs_) in_specs.push_back(t.spec());
     for (const auto& t : outputs_) out_specs.push_back(t.spec());
-    runtime::SessionOptions so;
+    runtime::NetworkOptions so;
     so.device_id = device.board_location;
     so.hef_hint = hef_hint_;
     so.vstream_timeout_ms = options_.timeout_ms;
-    auto session = runtime::Session::open(*library_, model_, in_specs, out_specs, so);
-    if (!session) return std::move(session).error();
-    session_ = std::move(*session);
+    auto network = runtime::ConfiguredNetwork::open(*library_, model_, in_specs, out_specs, so);
+    if (!network) return std::move(network).error();
+    network_ = std::move(*network);
     log_line(log, fmt::format("hailo8: configured '{}' on {} (driver {}{})", group_name_, device.path,
                               device.driver.str(),
                               device.board_location ? ", PCI " + *device.board_location : std::string()));
@@ -246,8 +246,8 @@ class Hailo8Backend final : public InferenceBackend {
   std::string hef_hint_;
   bool quantizes_ = false, dequantizes_ = false;
   std::vector<HostTensor> inputs_, outputs_;
-  std::shared_ptr<runtime::HailortLibrary> library_;  // declared before session_: destroyed after it; shared by siblings
-  std::unique_ptr<runtime::Session> session_;
+  std::shared_ptr<runtime::HailortLibrary> library_;  // before network_: destroyed after it; shared by siblings
+  std::unique_ptr<runtime::ConfiguredNetwork> network_;
 };
 
 }  // namespace

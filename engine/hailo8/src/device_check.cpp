@@ -1,4 +1,4 @@
-// aisrv hailo8 — discover, open and check the Hailo-8 the HailoRT session will use (see device_check.hpp).
+// aisrv hailo8 — discover, open and check the Hailo-8 the configured network group will use (device_check.hpp).
 #include "device_check.hpp"
 
 #include <filesystem>

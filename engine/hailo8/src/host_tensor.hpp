@@ -13,7 +13,7 @@
 
 #include "aisrv/engine/backend.hpp"
 #include "aisrv/engine/hailo8/hef/types.hpp"
-#include "aisrv/engine/hailo8/runtime/session.hpp"
+#include "aisrv/engine/hailo8/runtime/configured_network.hpp"
 #include "aisrv/protocol/result.hpp"
 
 namespace aisrv::engine::hailo8 {

@@ -103,11 +103,27 @@ Result<Placement> placement(const Image& picture, const InputGeometry& g, const 
   return p;
 }
 
-Result<std::vector<uint8_t>> image_to_tensor(const Image& picture, const protocol::TensorInfo& t,
-                                             const Preprocess& o) {
+namespace {
+Status picture_dtype(const protocol::TensorInfo& t) {
   if (t.dtype != protocol::DType::uint8 && t.dtype != protocol::DType::int8 && t.dtype != protocol::DType::float32)
     return make_error(Errc::not_supported, "input '{}' is {}: pictures go into uint8, int8 or float32 inputs", t.name,
                       protocol::dtype_name(t.dtype));
+  return ok();
+}
+}  // namespace
+
+Result<std::vector<uint8_t>> image_to_tensor(const Image& picture, const protocol::TensorInfo& t,
+                                             const Preprocess& o) {
+  AISRV_TRY(picture_dtype(t));
+  const auto g = AISRV_TRY(input_geometry(t, o.layout));
+  std::vector<uint8_t> out(static_cast<size_t>(g.width) * g.height * g.channels * protocol::dtype_size(t.dtype));
+  AISRV_TRY(image_to_tensor(picture, t, o, out));
+  return out;
+}
+
+Status image_to_tensor(const Image& picture, const protocol::TensorInfo& t, const Preprocess& o,
+                       std::span<uint8_t> out) {
+  AISRV_TRY(picture_dtype(t));
   const InputGeometry g = AISRV_TRY(input_geometry(t, o.layout));
   const Placement where = AISRV_TRY(placement(picture, g, o));
   if (!std::isfinite(o.pad_value) || o.pad_value < 0 || o.pad_value > 255)
@@ -155,7 +171,9 @@ Result<std::vector<uint8_t>> image_to_tensor(const Image& picture, const protoco
   const int lo = t.dtype == protocol::DType::int8 ? -128 : 0, hi = t.dtype == protocol::DType::int8 ? 127 : 255;
 
   const size_t plane = static_cast<size_t>(g.width) * g.height;
-  std::vector<uint8_t> out(plane * g.channels * protocol::dtype_size(t.dtype));
+  if (out.size() != plane * g.channels * protocol::dtype_size(t.dtype))
+    return make_error(Errc::bad_length, "input '{}' takes {} bytes for a {}x{}x{} picture, the buffer holds {}", t.name,
+                      plane * g.channels * protocol::dtype_size(t.dtype), g.width, g.height, g.channels, out.size());
   for (size_t p = 0; p < plane; ++p) {
     for (uint32_t c = 0; c < g.channels; ++c) {
       const uint32_t from = o.bgr && g.channels == 3 ? 2 - c : c;
@@ -174,7 +192,7 @@ Result<std::vector<uint8_t>> image_to_tensor(const Image& picture, const protoco
       }
     }
   }
-  return out;
+  return ok();
 }
 
 }  // namespace aisrv::image

@@ -128,10 +128,12 @@ DTYPES = {
     "unknown": 255,
 }
 
-# Model-store formats, USB link constants (flash_payloads.hpp, usb_link.hpp).
+# Record limits, model-store formats, USB link constants (payloads.hpp, flash_payloads.hpp, usb_link.hpp).
+MAX_METADATA_ENTRIES = 256
 FLASH_FORMAT_ANY = 0
 FLASH_FORMAT_TFLITE = 1
 FLASH_FORMAT_HEF = 2
+MAX_CATALOGUE_ENTRIES = 4096
 DEFAULT_VENDOR_ID = 0x1209
 DEFAULT_PRODUCT_ID = 0x0001
 INTERFACE_CLASS = 0xFF

@@ -1,10 +1,14 @@
 """Codecs of the aisrv payload records (docs/protocol.md section 3): little-endian, bounds-checked, refusing trailing
-bytes where the C++ codecs do (protocol/src/payloads.cpp, flash_payloads.cpp)."""
+bytes where the C++ codecs do. Every record's layout comes from protocol/include/aisrv/protocol/records.def (generated
+into _records.py by tools/gen-python-protocol): one encoder and one decoder walk those field lists, as the C++ record
+codec (records.hpp) does, and the record classes (TensorInfo, ServerStats, FlashCatalogue, ...) are dataclasses made
+from them. INFER and GET_TIMINGS frame raw tensor bytes and are written out below."""
 import struct
-from dataclasses import dataclass, field
+from dataclasses import field, make_dataclass
 from typing import List, Optional, Sequence
 
 from . import _protocol as P
+from . import _records as R
 
 try:  # NumPy gives tensor element types as numpy.dtype; the codecs work without it (types then are names)
     import numpy as _np
@@ -50,6 +54,12 @@ class Reader:
         n = self.u8(f)
         return bytes(self.take(n, f)).decode("utf-8", "replace")
 
+    def str32(self, f, most):
+        n = self.u32(f)
+        if n > most:
+            raise DecodeError("field '%s': length %d above the limit %d" % (f, n, most))
+        return bytes(self.take(n, f)).decode("utf-8", "replace")
+
     @property
     def remaining(self):
         return len(self.data) - self.pos
@@ -64,30 +74,7 @@ def str8(s: str) -> bytes:
     return bytes([len(b)]) + b
 
 
-@dataclass
-class Version:
-    major: int
-    minor: int
-    min_major: int
-    capabilities: int
-    max_payload: int
-    engines: int
-    server_version: str
-
-
-def decode_version(data: bytes) -> Version:
-    r = Reader(data)
-    v = Version(r.u16("major"), r.u16("minor"), r.u16("min_major"), 0, 0, 0, "")
-    r.u16("reserved")
-    v.capabilities = r.u32("capabilities")
-    v.max_payload = r.u32("max_payload")
-    v.engines = r.u32("engines")
-    v.server_version = r.str8("server_version")
-    r.end(exact=False)  # later minors may append fields
-    return v
-
-
-def compatible(v: Version, our_major=P.PROTOCOL_MAJOR, our_min=P.PROTOCOL_MIN_MAJOR) -> Optional[str]:
+def compatible(v: "VersionInfo", our_major=P.PROTOCOL_MAJOR, our_min=P.PROTOCOL_MIN_MAJOR) -> Optional[str]:
     """None when a server speaking [v.min_major, v.major] can talk to us, else why not."""
     peer_min = v.min_major or v.major
     if peer_min <= our_major and our_min <= v.major:
@@ -121,20 +108,13 @@ def dtype_code(dtype) -> int:
     return P.DTYPES["unknown"]
 
 
-@dataclass
-class TensorInfo:
+
+
+class _TensorInfoBase:
     """One tensor of GET_TENSOR_INFO. `dtype` is the element type as a NumPy dtype (`numpy.dtype('int8')`), or its
     name (a str) when NumPy is not installed or cannot hold the type ("unknown"); `dtype_code` is the wire code
     (`_protocol.DTYPES`) and `dtype_name` its name ("int8"). The constructor takes the type as a wire code, a name or
     a NumPy dtype."""
-    name: str
-    dtype: object
-    shape: List[int]
-    bytes: int
-    quant_axis: int = -1
-    scale: List[float] = field(default_factory=list)
-    zero_point: List[int] = field(default_factory=list)
-    dtype_code: int = field(init=False, repr=False, compare=False, default=255)
 
     def __post_init__(self):
         self.dtype_code = dtype_code(self.dtype)
@@ -146,188 +126,226 @@ class TensorInfo:
         return DTYPE_NAMES.get(self.dtype_code, "unknown")
 
 
-@dataclass
-class ModelTensors:
-    format: str
-    model_bytes: int
-    arena_bytes: int
-    inputs: List[TensorInfo]
-    outputs: List[TensorInfo]
+# --- the record codec: records.def's field kinds (described there) -------------------------------------------------
+
+_SCALARS = {"u8": "<B", "u16": "<H", "u32": "<I", "u64": "<Q", "i32": "<i", "f32": "<f"}
+_ENUM_NAMES = {enum: {code: name for name, code in names.items()} for enum, names in R.ENUMS.items()}
+_DEFAULTS = {("TensorInfo", "quant_axis"): -1}  # as the C++ structs' initialisers; the rest are zero/empty
+_BASES = {"TensorInfo": (_TensorInfoBase,)}
 
 
-def _tensor(r: Reader) -> TensorInfo:
-    name = r.str8("tensor name")
-    dtype = r.u8("dtype")
-    rank = r.u8("rank")
-    nbytes = r.u32("bytes")
-    if rank > P.MAX_RANK:
-        raise DecodeError("rank %d above %d" % (rank, P.MAX_RANK))
-    shape = [r.i32("dim") for _ in range(rank)]
-    axis = r.i32("quant_axis")
-    n = r.u32("quant count")
-    if n * 8 > r.remaining:
-        raise DecodeError("%d quantization entries in %d bytes" % (n, r.remaining))
-    scale, zp = [], []
-    for _ in range(n):
-        scale.append(r.f32("scale"))
-        zp.append(r.i32("zero_point"))
-    return TensorInfo(name, dtype, shape, nbytes, axis, scale, zp)
+def _zero(record, kind, typ, member):
+    """The value of a member that the record has not been given."""
+    if (record, member) in _DEFAULTS:
+        return _DEFAULTS[(record, member)]
+    if kind in ("OPT", "OPT0"):
+        return None
+    if kind == "ENUM":
+        return _ENUM_NAMES[typ][0]
+    if kind == "REST":
+        return b""
+    return {"f32": 0.0, "boolean": False, "str8": "", "str32": ""}.get(typ, R.ENUMS.get(typ, {}).get("unknown", 0))
 
 
-def decode_tensor_info(data: bytes) -> ModelTensors:
+def _members(fields):
+    """(kind, type, member) of a record's data members, in order; a list stands where its count does."""
+    zipped = {f[2]: f for f in fields if f[0] == "ZIP"}
+    for kind, typ, member, a, b in fields:
+        if kind == "COUNT":
+            yield "LIST", typ, member
+            if member in zipped:
+                yield "LIST", zipped[member][3], zipped[member][4]
+        elif kind not in ("ZERO", "FLAGS", "LIST", "ZIP"):
+            yield kind, typ, member
+
+
+def _make_class(name, fields):
+    spec = []
+    for kind, typ, member in _members(fields):
+        if kind == "LIST":
+            spec.append((member, list, field(default_factory=list)))
+        else:
+            spec.append((member, object, field(default=_zero(name, kind, typ, member))))
+    if name == "TensorInfo":
+        spec.append(("dtype_code", int, field(init=False, repr=False, compare=False, default=255)))
+    cls = make_dataclass(name, spec, bases=_BASES.get(name, ()), namespace={"__module__": __name__})
+    cls.__doc__ = _BASES[name][0].__doc__ if name in _BASES else "The %s record (records.def)." % name
+    return cls
+
+
+CLASSES = {name: _make_class(name, fields) for name, (_, fields) in R.RECORDS.items()}
+# TensorInfo, ModelTensors, VersionInfo, EngineInfo, LayerTime, TimingRecord, SessionInfo, EngineStats, ServerStats,
+# FlashBegin, FlashChunk, FlashSlotInfo, FlashEntry, FlashCatalogue, FlashWriteState, ... as attributes of this module.
+globals().update(CLASSES)
+Version, FlashSlot = CLASSES["VersionInfo"], CLASSES["FlashSlotInfo"]  # the names this module used before
+
+
+def _enum_code(typ, value) -> int:
+    if isinstance(value, str):
+        return R.ENUMS[typ][value]
+    return dtype_code(value) if typ == "DType" else int(value)
+
+
+def _put(out: bytearray, typ, value):
+    if typ in _SCALARS:
+        out += struct.pack(_SCALARS[typ], value)
+    elif typ == "boolean":
+        out.append(1 if value else 0)
+    elif typ == "str8":
+        out += str8(value)
+    elif typ == "str32":
+        b = value.encode("utf-8")
+        out += struct.pack("<I", len(b)) + b
+    elif typ in R.ENUMS:
+        out.append(_enum_code(typ, value) & 0xFF)
+    else:
+        _encode_into(out, typ, value)
+
+
+def _encode_into(out: bytearray, name, v):
+    fields = R.RECORDS[name][1]
+    flags, counts = 0, {}
+    for kind, typ, member, a, b in fields:  # the flag bits first: a flag word may precede what it describes
+        if kind in ("OPT", "OPT0") and getattr(v, member) is not None or kind == "FLAG" and getattr(v, member):
+            flags |= a
+    for kind, typ, member, a, b in fields:
+        value = getattr(v, member, None)
+        if kind == "FIELD":
+            _put(out, typ, value)
+        elif kind == "ENUM":
+            out.append(_enum_code(typ, value))
+        elif kind == "ZERO":
+            _put(out, typ, 0)
+        elif kind == "COUNT":
+            counts[member] = min(len(value), a)
+            _put(out, typ, counts[member])
+        elif kind == "LIST":
+            for e in value[:counts[member]]:
+                _put(out, typ, e)
+        elif kind == "ZIP":
+            second = getattr(v, b)
+            for i, e in enumerate(value[:counts[member]]):
+                _put(out, typ, e)
+                _put(out, a, second[i] if i < len(second) else 0)
+        elif kind == "FLAGS":
+            _put(out, typ, flags & a)
+        elif kind == "OPT" and value is not None:
+            _put(out, typ, value)
+        elif kind == "OPT0":
+            _put(out, typ, 0 if value is None else value)
+        elif kind == "WHEN" and flags & a:
+            _put(out, typ, value)
+        elif kind == "REST":
+            out += bytes(value)
+
+
+def _get(r: Reader, typ, member, a=0):
+    if typ in _SCALARS:
+        return struct.unpack(_SCALARS[typ], r.take(struct.calcsize(_SCALARS[typ]), member))[0]
+    if typ == "boolean":
+        return r.u8(member) != 0
+    if typ == "str8":
+        return r.str8(member)
+    if typ == "str32":
+        return r.str32(member, a)
+    if typ in R.ENUMS:
+        return r.u8(member)
+    return _decode_from(r, typ)
+
+
+def _decode_from(r: Reader, name):
+    fields = R.RECORDS[name][1]
+    values, counts, flags = {}, {}, 0
+    for kind, typ, member, a, b in fields:
+        if kind == "FIELD":
+            values[member] = _get(r, typ, member, a)
+        elif kind == "ENUM":
+            code = r.u8(member)
+            values[member] = _ENUM_NAMES[typ][code if code <= a else 0]
+        elif kind == "ZERO":
+            _get(r, typ, member)
+        elif kind == "COUNT":
+            n = _get(r, typ, member)
+            if n > a:
+                raise DecodeError("%s: %d elements, above the limit %d" % (member, n, a))
+            if n * b > r.remaining:
+                raise DecodeError("%s: %d elements cannot fit in the %d bytes left" % (member, n, r.remaining))
+            counts[member] = n
+        elif kind == "LIST":
+            values[member] = [_get(r, typ, member) for _ in range(counts[member])]
+        elif kind == "ZIP":
+            pairs = [(_get(r, typ, member), _get(r, a, member)) for _ in range(counts[member])]
+            values[member], values[b] = [p[0] for p in pairs], [p[1] for p in pairs]
+        elif kind == "FLAGS":
+            flags = _get(r, typ, member)
+            if flags & ~a:
+                raise DecodeError("%s: unknown bits 0x%x" % (member, flags & ~a))
+        elif kind == "OPT":
+            values[member] = _get(r, typ, member) if flags & a else None
+        elif kind == "OPT0":
+            values[member] = _get(r, typ, member)
+        elif kind == "FLAG":
+            values[member] = bool(flags & a)
+        elif kind == "WHEN" and flags & a:
+            values[member] = _get(r, typ, member)
+        elif kind == "REST":
+            values[member] = bytes(r.take(r.remaining, member))
+    for kind, typ, member, a, b in fields:  # flags that follow what they describe
+        if kind == "OPT0" and not flags & a:
+            values[member] = None
+    return CLASSES[name](**values)
+
+
+def encode(record: str, value) -> bytes:
+    """The bytes of `value`, a record of records.def named `record` ("FlashBegin", ...)."""
+    out = bytearray()
+    _encode_into(out, record, value)
+    return bytes(out)
+
+
+def decode(record: str, data: bytes):
+    """The record named `record` in `data`; DecodeError when it is truncated, has trailing bytes (records whose later
+    minors may append fields excepted) or announces more than the limits allow."""
     r = Reader(data)
-    fmt = r.str8("format")
-    model_bytes = r.u32("model_bytes")
-    arena = r.u32("arena_bytes")
-    ni, no = r.u8("input count"), r.u8("output count")
-    if ni > P.MAX_TENSORS or no > P.MAX_TENSORS:
-        raise DecodeError("tensor counts %d/%d above the limit %d" % (ni, no, P.MAX_TENSORS))
-    inputs = [_tensor(r) for _ in range(ni)]
-    outputs = [_tensor(r) for _ in range(no)]
-    r.end()
-    return ModelTensors(fmt, model_bytes, arena, inputs, outputs)
+    value = _decode_from(r, record)
+    r.end(exact=not R.RECORDS[record][0])
+    return value
 
 
-MAX_METADATA_ENTRIES = 256  # protocol::kMaxMetadataEntries
+def _decoder(record):
+    def decode_one(data: bytes):
+        return decode(record, data)
+    decode_one.__doc__ = "The %s record in `data` (records.def); DecodeError when it does not decode." % record
+    return decode_one
+
+
+decode_version, decode_tensor_info, decode_engine_info = map(_decoder, ("VersionInfo", "ModelTensors", "EngineInfo"))
+decode_timing_record, decode_session_info, decode_server_stats = map(_decoder, ("TimingRecord", "SessionInfo",
+                                                                                "ServerStats"))
+decode_flash_catalogue, decode_flash_write_state = map(_decoder, ("FlashCatalogue", "FlashWriteState"))
+MAX_METADATA_ENTRIES = P.MAX_METADATA_ENTRIES
 
 
 def decode_model_metadata(data: bytes) -> dict:
     """GET_MODEL_METADATA: the engine's key/value facts about the model (docs/protocol.md 3.11), in its order."""
-    r = Reader(data)
-    n = r.u32("entry count")
-    if n > MAX_METADATA_ENTRIES:
-        raise DecodeError("%d metadata entries, above the limit %d" % (n, MAX_METADATA_ENTRIES))
-    out = {}
-    for _ in range(n):
-        key = r.str8("metadata key")
-        size = r.u32("metadata value")
-        out[key] = bytes(r.take(size, "metadata value")).decode("utf-8", "replace")
-    r.end()
-    return out
+    return {e.first: e.second for e in decode("ModelMetadata", data).entries}
 
 
-@dataclass
-class EngineInfo:
-    kind: str
-    options: str
-    model_loaded: bool
-    model_format: str
-    model_bytes: int
-    model_source: str
-    inferences: int
-    chained_to: str
+def encode_flash_begin(size: int, name: str, xxh64: Optional[int] = None, fmt: int = P.FLASH_FORMAT_ANY) -> bytes:
+    return encode("FlashBegin", CLASSES["FlashBegin"](size=size, xxh64=xxh64, format=fmt, name=name))
 
 
-def decode_engine_info(data: bytes) -> EngineInfo:
-    r = Reader(data)
-    e = EngineInfo(r.str8("kind"), r.str8("options"), r.u8("model_loaded") != 0, r.str8("model_format"),
-                   r.u32("model_bytes"), r.str8("model_source"), r.u64("inferences"), r.str8("chained_to"))
-    r.end()
-    return e
+def encode_flash_chunk(offset: int, data: bytes) -> bytes:
+    return encode("FlashChunk", CLASSES["FlashChunk"](offset=offset, bytes=bytes(data)))
 
 
-@dataclass
-class LayerTime:
-    name: str
-    op: str
-    ns: int
-
-
-@dataclass
-class TimingRecord:
-    queue_ns: int
-    compute_ns: int
-    total_ns: int
-    layers: List[LayerTime]
-
-
-def decode_timing_record(data: bytes) -> TimingRecord:
-    r = Reader(data)
-    t = TimingRecord(r.u64("queue_ns"), r.u64("compute_ns"), r.u64("total_ns"), [])
-    n = r.u32("layer count")
-    if n * 10 > r.remaining:
-        raise DecodeError("timing record announces %d layers in %d bytes" % (n, r.remaining))
-    for _ in range(n):
-        t.layers.append(LayerTime(r.str8("layer name"), r.str8("layer op"), r.u64("layer ns")))
-    r.end()
-    return t
+# --- INFER and GET_TIMINGS: raw tensor bytes, framed (payloads.hpp) ------------------------------------------------
 
 
 def decode_timings(data: bytes) -> List[int]:
     if len(data) % 4:
         raise DecodeError("timings payload of %d bytes is not a multiple of 4" % len(data))
     return list(struct.unpack("<%dI" % (len(data) // 4), data))
-
-
-@dataclass
-class SessionInfo:
-    id: int
-    transport: str
-    peer: str
-    role: str
-    authenticated: bool
-    memory_used: int
-    memory_cap: int
-    max_queued: int
-    sessions: int
-
-
-def decode_session_info(data: bytes) -> SessionInfo:
-    r = Reader(data)
-    s = SessionInfo(r.u64("id"), r.str8("transport"), r.str8("peer"), "admin" if r.u8("role") == 1 else "user",
-                    r.u8("authenticated") != 0, r.u64("memory_used"), r.u64("memory_cap"), r.u32("max_queued"),
-                    r.u32("sessions"))
-    r.end(exact=False)
-    return s
-
-
-@dataclass
-class EngineStats:
-    engine: int
-    kind: str
-    state: int
-    model_loaded: bool
-    model_format: str
-    model_source: str
-    model_bytes: int
-    inferences: int
-    failed: int
-    cancelled: int
-    compute_ns: int
-    queue_ns: int
-    total_ns: int
-    last_compute_ns: int
-    last_queue_ns: int
-    last_total_ns: int
-    last_end_ns: int
-    queued: int
-    running_session: int
-
-
-@dataclass
-class ServerStats:
-    uptime_ns: int
-    sessions: int
-    sessions_total: int
-    engines: List[EngineStats]
-
-
-def decode_server_stats(data: bytes) -> ServerStats:
-    """GET_SERVER_STATS (docs/protocol.md 3.10)."""
-    r = Reader(data)
-    s = ServerStats(r.u64("uptime_ns"), r.u32("sessions"), r.u64("sessions_total"), [])
-    n = r.u32("engine count")
-    if n > P.MAX_ENGINES:
-        raise DecodeError("statistics of %d engines; at most %d" % (n, P.MAX_ENGINES))
-    for _ in range(n):
-        s.engines.append(EngineStats(
-            r.u32("engine"), r.str8("kind"), r.u32("state"), r.u8("model_loaded") != 0, r.str8("model_format"),
-            r.str8("model_source"), r.u32("model_bytes"), r.u64("inferences"), r.u64("failed"), r.u64("cancelled"),
-            r.u64("compute_ns"), r.u64("queue_ns"), r.u64("total_ns"), r.u64("last_compute_ns"),
-            r.u64("last_queue_ns"), r.u64("last_total_ns"), r.u64("last_end_ns"), r.u32("queued"),
-            r.u64("running_session")))
-    r.end(exact=False)  # later minors may append fields
-    return s
 
 
 def encode_infer_request(inputs: Sequence[bytes]) -> bytes:
@@ -349,93 +367,3 @@ def decode_infer_answer(data: bytes) -> List[bytes]:
     outs = [bytes(r.take(n, "output bytes")) for n in lengths]
     r.end()
     return outs
-
-
-# --- model store (docs/flash-format.md) --------------------------------------------------------------------------
-
-
-def encode_flash_begin(size: int, name: str, xxh64: Optional[int] = None, fmt: int = P.FLASH_FORMAT_ANY) -> bytes:
-    return struct.pack("<QQII", size, xxh64 or 0, fmt, 1 if xxh64 is not None else 0) + str8(name)
-
-
-def encode_flash_chunk(offset: int, data: bytes) -> bytes:
-    return struct.pack("<Q", offset) + bytes(data)
-
-
-@dataclass
-class FlashSlot:
-    slot: int
-    name: str
-    format: int
-    size: int
-    xxh64: int
-    seq: int
-    parameters: int
-
-
-@dataclass
-class FlashEntry:
-    client: int
-    seq: int
-    active: Optional[FlashSlot] = None
-    previous: Optional[FlashSlot] = None
-    writing: bool = False
-    received: int = 0
-    expected: int = 0
-
-
-@dataclass
-class FlashCatalogue:
-    store_size: int
-    erase_block: int
-    write_size: int
-    data_bytes: int
-    free_bytes: int
-    read_chunk: int
-    device: str
-    entries: List[FlashEntry]
-
-
-def _slot(r: Reader) -> FlashSlot:
-    return FlashSlot(r.u8("slot"), r.str8("name"), r.u32("format"), r.u64("size"), r.u64("xxh64"), r.u64("seq"),
-                     r.u64("parameters"))
-
-
-def decode_flash_catalogue(data: bytes) -> FlashCatalogue:
-    r = Reader(data)
-    c = FlashCatalogue(r.u64("store_size"), r.u32("erase_block"), r.u32("write_size"), r.u64("data_bytes"),
-                       r.u64("free_bytes"), r.u32("read_chunk"), r.str8("device"), [])
-    n = r.u32("entry_count")
-    if n > 4096:
-        raise DecodeError("flash catalogue: %d entries (at most 4096)" % n)
-    for _ in range(n):
-        e = FlashEntry(r.u32("client"), r.u64("seq"))
-        flags = r.u8("flags")
-        if flags & ~7:
-            raise DecodeError("flash catalogue entry: unknown flags 0x%x" % flags)
-        if flags & 1:
-            e.active = _slot(r)
-        if flags & 2:
-            e.previous = _slot(r)
-        if flags & 4:
-            e.writing, e.received, e.expected = True, r.u64("received"), r.u64("expected")
-        c.entries.append(e)
-    r.end()
-    return c
-
-
-@dataclass
-class FlashWriteState:
-    in_progress: bool
-    slot: int
-    next_offset: int
-    received: int
-    expected: int
-
-
-def decode_flash_write_state(data: bytes) -> FlashWriteState:
-    r = Reader(data)
-    s = FlashWriteState(r.u8("in_progress") != 0, r.u8("slot"), r.u64("next_offset"), r.u64("received"),
-                        r.u64("expected"))
-    r.end()
-    return s

@@ -1,6 +1,8 @@
 """The package without a server: record decoders against truncation and oversized counts, the INFER request against
 docs/protocol.md's worked example, version compatibility, quantization rules, the pure-Python xxHash64 against
-published values, target parsing, and the generated wire tables against protocol/ (via tools/gen-python-protocol)."""
+published values, target parsing, the generated wire tables and records against protocol/ (via
+tools/gen-python-protocol), and (CrossCodec, with the C++ tool records_dump) every record written and read alike by the
+C++ and the Python codec."""
 import os
 import struct
 import subprocess
@@ -12,6 +14,7 @@ import numpy as np
 
 import aisrv
 from aisrv import _protocol as P
+from aisrv import _records as R
 from aisrv import codec
 from aisrv._xxh64 import xxh64
 from aisrv.client import input_bytes
@@ -193,13 +196,123 @@ class Targets(unittest.TestCase):
 
 
 class GeneratedTables(unittest.TestCase):
-    def test_protocol_tables_are_current(self):
+    def test_protocol_tables_and_records_are_current(self):
         with tempfile.TemporaryDirectory() as d:
-            out = os.path.join(d, "_protocol.py")
-            subprocess.run([sys.executable, os.path.join(ROOT, "tools", "gen-python-protocol"), out], check=True)
-            with open(out, encoding="utf-8") as f, open(P.__file__, encoding="utf-8") as g:
-                self.assertEqual(f.read(), g.read(), "host/python/aisrv/_protocol.py is stale: run "
-                                                     "tools/gen-python-protocol")
+            subprocess.run([sys.executable, os.path.join(ROOT, "tools", "gen-python-protocol"), d], check=True)
+            for module in (P, R):
+                with open(os.path.join(d, os.path.basename(module.__file__)), encoding="utf-8") as f, \
+                        open(module.__file__, encoding="utf-8") as g:
+                    self.assertEqual(f.read(), g.read(), "host/python/aisrv/%s is stale: run tools/gen-python-protocol"
+                                     % os.path.basename(module.__file__))
+
+
+def sample(record, variant, k):
+    """The record filled by records_dump's rule (tests/unit/protocol/records_dump.cpp): k[0] counts the values filled in
+    wire order; variant 0 leaves lists empty and options absent, variant 1 gives every list two elements."""
+    def value(typ, a=0):
+        if typ in R.RECORDS:
+            return sample(typ, variant, k)
+        k[0] += 1
+        n = k[0]
+        return {"u8": lambda: n & 0x7F, "u16": lambda: 0x100 + n, "u32": lambda: 0x01020300 + n,
+                "u64": lambda: 0x0102030405060700 + n, "i32": lambda: -n, "f32": lambda: n + 0.5,
+                "boolean": lambda: n % 2 == 1, "str8": lambda: "s%d" % n, "str32": lambda: "long value %d" % n,
+                "DType": lambda: n % 9}[typ]()
+
+    values, counts = {}, {}
+    for kind, typ, member, a, b in R.RECORDS[record][1]:
+        if kind == "FIELD":
+            values[member] = value(typ)
+        elif kind == "ENUM":
+            k[0] += 1
+            values[member] = codec._ENUM_NAMES[typ][k[0] % (a + 1)]
+        elif kind == "COUNT":
+            counts[member] = min(2, a) if variant else 0
+        elif kind == "LIST":
+            values[member] = [value(typ) for _ in range(counts[member])]
+        elif kind == "ZIP":
+            pairs = [(value(typ), value(a)) for _ in range(counts[member])]
+            values[member], values[b] = [p[0] for p in pairs], [p[1] for p in pairs]
+        elif kind in ("OPT", "OPT0"):
+            values[member] = value(typ) if variant else None
+        elif kind == "FLAG":
+            values[member] = bool(variant)
+        elif kind == "WHEN" and variant:
+            values[member] = value(typ)
+        elif kind == "REST" and variant:
+            k[0] += 1
+            values[member] = bytes([k[0] & 255, (k[0] + 1) & 255, (k[0] + 2) & 255])
+    return codec.CLASSES[record](**values)
+
+
+@unittest.skipUnless(os.environ.get("AISRV_RECORDS_DUMP"), "needs AISRV_RECORDS_DUMP (ctest protocol_records_cross)")
+class CrossCodec(unittest.TestCase):
+    """Both codecs come from records.def: the C++ one (records.hpp) and this package's (codec.py) must write every
+    record to the same bytes and read each other's, and agree on what they refuse."""
+
+    @classmethod
+    def setUpClass(cls):
+        out = subprocess.run([os.environ["AISRV_RECORDS_DUMP"]], check=True, capture_output=True, text=True).stdout
+        cls.cpp = {(name, int(variant)): bytes.fromhex(h) for name, variant, h in (l.split() for l in out.splitlines())}
+
+    def cpp_decode(self, items):
+        """What the C++ decoder makes of each (record, bytes): its record encoded again, or 'error <errc>'."""
+        text = "".join("%s %s\n" % (name, data.hex() or "-") for name, data in items)
+        out = subprocess.run([os.environ["AISRV_RECORDS_DUMP"], "decode"], input=text, check=True,
+                             capture_output=True, text=True).stdout.splitlines()
+        self.assertEqual(len(out), len(items))
+        return [line if line.startswith("error") else bytes.fromhex("" if line == "-" else line) for line in out]
+
+    def py_decode(self, name, data):
+        try:
+            return codec.encode(name, codec.decode(name, data))
+        except codec.DecodeError:
+            return "error protocol_error"
+
+    def test_every_record_is_written_alike(self):
+        self.assertEqual({name for name, _ in self.cpp if name in R.RECORDS}, set(R.RECORDS))
+        for (name, variant), want in self.cpp.items():
+            if name not in R.RECORDS:
+                continue
+            with self.subTest(record=name, variant=variant):
+                mine = codec.encode(name, sample(name, variant, [0]))
+                self.assertEqual(mine.hex(), want.hex())
+                self.assertEqual(codec.encode(name, codec.decode(name, want)), want)  # Python reads C++'s bytes
+        items = [(name, codec.encode(name, sample(name, variant, [0]))) for name, variant in self.cpp
+                 if name in R.RECORDS]
+        self.assertEqual(self.cpp_decode(items), [data for _, data in items])  # C++ reads Python's bytes
+
+    def test_infer_framings_are_written_alike(self):
+        self.assertEqual(codec.encode_infer_request([bytes([10, 11, 12, 13]), b"\x01"]),
+                         self.cpp[("InferRequest", 1)])
+        self.assertEqual(codec.decode_infer_answer(self.cpp[("InferAnswer", 1)]), [bytes([10, 11, 12, 13]), b"\x01"])
+
+    def test_both_refuse_and_accept_the_same_hostile_bytes(self):
+        rng = np.random.default_rng(28)
+        items = []
+        for (name, variant), good in sorted(self.cpp.items()):
+            if name not in R.RECORDS:
+                continue
+            items += [(name, good[:cut]) for cut in range(len(good))]  # every truncation
+            items.append((name, good + b"\x00"))  # a trailing byte
+            for _ in range(60):  # bytes changed, counts and flags among them
+                data = bytearray(good)
+                for pos in rng.integers(0, max(len(data), 1), int(rng.integers(1, 4))):
+                    if data:
+                        data[pos] = int(rng.choice([0, 1, 2, 0x7F, 0xFF, int(rng.integers(0, 256))]))
+                items.append((name, bytes(data)))
+        cpp = self.cpp_decode(items)
+        refused = 0
+        for (name, data), theirs in zip(items, cpp):
+            mine = self.py_decode(name, data)
+            refused += mine == "error protocol_error"
+            if isinstance(mine, bytes) and isinstance(theirs, bytes) and mine != theirs:
+                # Python holds text as str: bytes that are not UTF-8 come back replaced, C++ keeps them
+                self.assertEqual(self.py_decode(name, theirs), mine, "%s %s" % (name, data.hex()))
+                self.assertRaises(UnicodeDecodeError, lambda: data.decode("utf-8"))
+            else:
+                self.assertEqual(mine, theirs, "%s %s" % (name, data.hex()))
+        self.assertGreater(refused, len(items) // 4)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 // aisrv phy frigate — the endpoint: a ZeroMQ ROUTER socket served on its own thread. Each Frigate connection
 // (routing id) gets a server session on its first message; detection requests become INFER requests in that session
 // (server.handle: the engine's queue, shared with every other client), their outputs go through the result decoder
-// into Frigate's rows. Model requests and transfers use the flash model store and an internal admin session of the
-// endpoint for the load. A request that cannot be served is answered (zeros, or model_* false): a REQ client that
+// into Frigate's rows. Model requests and transfers go to the flash model store and load from it through an
+// internal admin session of the endpoint (GET_FLASH_CATALOGUE, SET_FLASH_BEGIN/CHUNK/COMMIT,
+// SET_MODEL_SECONDARY_FLASH): like every transport, the endpoint reaches the interpreter through the port only. A request that cannot be served is answered (zeros, or model_* false): a REQ client that
 // gets no answer stalls until its timeout.
 #include "aisrv/phy/frigate_endpoint.hpp"
 
@@ -18,11 +19,11 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "aisrv/flash/store.hpp"
 #include "aisrv/image/tensor_image.hpp"
+#include "aisrv/port.hpp"
+#include "aisrv/protocol/flash_payloads.hpp"
 #include "aisrv/protocol/protocol.hpp"
 #include "aisrv/results/results.hpp"
-#include "aisrv/server.hpp"
 #include "frigate_messages.hpp"
 #include "frigate_rows.hpp"
 
@@ -129,7 +130,7 @@ std::string suffix(uint64_t suppressed) {
 
 class FrigateEndpoint::Impl {
  public:
-  Impl(server::Server& server, EndpointConfig config, std::shared_ptr<spdlog::logger> logger)
+  Impl(server::Port& server, EndpointConfig config, std::shared_ptr<spdlog::logger> logger)
       : server_(server), config_(std::move(config)), logger_(logger ? std::move(logger) : spdlog::default_logger()) {}
 
   ~Impl() {
@@ -153,7 +154,7 @@ class FrigateEndpoint::Impl {
       return make_error(Errc::io_error, "--frigate {}: ZeroMQ options: {}", config_.endpoint, zmq_reason());
     if (zmq_bind(socket_, config_.endpoint.c_str()) != 0)
       return make_error(Errc::io_error, "--frigate {}: cannot bind: {}", config_.endpoint, zmq_reason());
-    admin_ = server_.open_session(server::Peer::of("internal", "--frigate " + config_.endpoint));
+    admin_ = server_.open_session(server::Peer::of(server::Trust::process, "internal", "--frigate " + config_.endpoint));
     return {};
   }
 
@@ -225,7 +226,7 @@ class FrigateEndpoint::Impl {
   }
 
   void drop(PeerState& p, const char* why) {
-    logger_->debug("frigate {}: {} closed ({})", config_.endpoint, p.session->name(), why);
+    logger_->debug("frigate {}: {} closed ({})", config_.endpoint, server_.session_name(*p.session), why);
     server_.close_session(*p.session, why);
     count([&](EndpointStats& s) {
       ++s.peers_dropped;
@@ -247,7 +248,7 @@ class FrigateEndpoint::Impl {
     }
     const std::string from = m.peer_address();
     server::Peer peer =
-        server::Peer::of("frigate", from.empty() ? config_.endpoint : config_.endpoint + " from " + from);
+        server::Peer::of(server::Trust::detector, "frigate", from.empty() ? config_.endpoint : config_.endpoint + " from " + from);
     auto session = server_.open_session(std::move(peer));
     auto& p = peers_[id];
     p.session = std::move(session);
@@ -337,7 +338,63 @@ class FrigateEndpoint::Impl {
 
   // --- model management ------------------------------------------------------------------------------------------
 
-  server::EngineSlot& slot() { return *server_.engine(config_.engine); }
+  // The engine's model snapshot (the engine exists: bind checked it).
+  std::shared_ptr<const server::LoadedModel> model() const { return server_.model(config_.engine); }
+
+  // One request in the endpoint's admin session; an error carries the session's reason.
+  Status admin_call(protocol::Command cmd, std::span<const uint8_t> payload, protocol::Response& resp) {
+    protocol::Request req{protocol::Header{static_cast<uint32_t>(cmd), config_.engine, 0}, payload};
+    server_.handle(*admin_, req, resp);
+    if (resp.status == AISRV_STATUS_OKAY) return ok();
+    const uint32_t engines = server_.limits().engines;
+    return Error{from_status(resp.status), fmt::format("{}: {}", protocol::status_names(resp.status),
+                                                       server_.last_line(*admin_, config_.engine < engines
+                                                                                      ? config_.engine
+                                                                                      : engines))};
+  }
+
+  // What the model store holds for the engine: nothing when aisrvd has no store (--flash PATH).
+  struct Stored {
+    bool store = false;
+    std::optional<std::string> name;  // the active model's name
+  };
+  Stored stored() {
+    protocol::Response resp;
+    Status st = admin_call(protocol::Command::GET_FLASH_CATALOGUE, {}, resp);
+    if (!st) {
+      if (st.error().code != Errc::not_supported)
+        logger_->warn("frigate {}: the model store's catalogue: {}", config_.endpoint, st.error().message);
+      return {};
+    }
+    auto catalogue = protocol::decode_flash_catalogue(resp.payload);
+    if (!catalogue) return {true, std::nullopt};
+    for (const auto& e : catalogue->entries)
+      if (e.client == config_.engine && e.active) return {true, e.active->name};
+    return {true, std::nullopt};
+  }
+
+  // Writes a model file into the engine's store slot, as `aisrv flash write` does (a transfer of the admin session).
+  Status write_to_store(const std::string& name, std::span<const uint8_t> file) {
+    protocol::Response resp;
+    std::vector<uint8_t> payload;
+    protocol::FlashBegin begin;
+    begin.size = file.size();
+    begin.name = name;
+    protocol::encode(begin, payload);
+    AISRV_TRY(admin_call(protocol::Command::SET_FLASH_BEGIN, payload, resp));
+    const uint32_t max_payload = server_.limits().max_payload;  // a chunk's payload: u64 offset, then the bytes
+    if (max_payload <= 8) return make_error(Errc::limit, "the payload limit of {} bytes leaves no room for a chunk", max_payload);
+    const size_t chunk = std::min<size_t>(max_payload - 8, size_t{1} << 20);
+    for (size_t at = 0; at < file.size(); at += chunk) {
+      payload.clear();
+      protocol::encode_flash_chunk(at, file.subspan(at, std::min(chunk, file.size() - at)), payload);
+      if (Status st = admin_call(protocol::Command::SET_FLASH_CHUNK, payload, resp); !st) {
+        (void)admin_call(protocol::Command::SET_FLASH_ABORT, {}, resp);
+        return st;
+      }
+    }
+    return admin_call(protocol::Command::SET_FLASH_COMMIT, {}, resp);
+  }
 
   // The engine's model is the one this endpoint loaded under `name`.
   bool ours(const std::shared_ptr<const server::LoadedModel>& m, const std::string& name) const {
@@ -352,10 +409,11 @@ class FrigateEndpoint::Impl {
     server_.handle(*admin_, req, resp);
     if (resp.status != AISRV_STATUS_OKAY) {
       logger_->error("frigate {}: loading '{}' from the model store on engine {} failed ({}): {}", config_.endpoint,
-                     name, config_.engine, protocol::status_names(resp.status), admin_->last_line(config_.engine));
+                     name, config_.engine, protocol::status_names(resp.status),
+                     server_.last_line(*admin_, config_.engine));
       return false;
     }
-    auto m = slot().model();
+    auto m = model();
     loaded_generation_ = m ? m->generation : 0;
     loaded_name_ = name;
     count([](EndpointStats& s) { ++s.models_loaded; });
@@ -375,18 +433,11 @@ class FrigateEndpoint::Impl {
                   config_.endpoint, name, config_.engine, m->info.format, m->bytes, m->source, config_.engine, name);
   }
 
-  std::optional<std::string> stored_name() {
-    auto* store = server_.store();
-    if (!store) return std::nullopt;
-    auto e = store->entry(config_.engine);
-    if (!e || !e->has_model()) return std::nullopt;
-    return e->active_slot()->name;
-  }
 
   void model_request(const ModelRequest& r, Reply& reply) {
     count([](EndpointStats& s) { ++s.model_requests; });
     reply.is_rows = false;
-    auto m = slot().model();
+    auto m = model();
     if (ours(m, r.name)) {
       reply.json = model_request_reply(true, true);
       return;
@@ -396,7 +447,8 @@ class FrigateEndpoint::Impl {
       reply.json = model_request_reply(true, true);
       return;
     }
-    if (!server_.store()) {
+    const Stored store = stored();
+    if (!store.store) {
       throttle_("nostore", [&](uint64_t n) {
         logger_->warn("frigate {}: Frigate asks for model '{}' but aisrvd has no model store (--flash PATH), and "
                       "engine {} has no model: load one (aisrv load MODEL --engine {}) or start aisrvd with --flash{}",
@@ -405,7 +457,7 @@ class FrigateEndpoint::Impl {
       reply.json = model_request_reply(false, m != nullptr);
       return;
     }
-    if (stored_name() == store_name(r.name)) {
+    if (store.name == store_name(r.name)) {
       const bool loaded = load_from_store(r.name);
       reply.json = model_request_reply(true, loaded);
       return;
@@ -418,7 +470,7 @@ class FrigateEndpoint::Impl {
   void model_data(const ModelData& d, Reply& reply) {
     count([](EndpointStats& s) { ++s.model_data; });
     reply.is_rows = false;
-    auto m = slot().model();
+    auto m = model();
     auto refuse = [&](const std::string& why) {
       throttle_("refused", [&](uint64_t n) {
         logger_->warn("frigate {}: refused the model file '{}' ({} bytes) from Frigate: {}{}", config_.endpoint, d.name,
@@ -430,12 +482,12 @@ class FrigateEndpoint::Impl {
       return refuse(fmt::format("the endpoint does not accept models. Put it into the store (aisrv flash write "
                                 "{} --name {} --engine {}) or let Frigate send it (--frigate {}={},accept-models)",
                                 d.name, store_name(d.name), config_.engine, config_.endpoint, config_.engine));
-    if (!server_.store()) return refuse("aisrvd has no model store (--flash PATH)");
+    if (!stored().store) return refuse("aisrvd has no model store (--flash PATH)");
     if (m && m->generation != loaded_generation_)
       return refuse(fmt::format("engine {} serves a model an admin loaded ({}); it is not replaced", config_.engine,
                                 m->source));
-    auto written = server_.store()->write_model(config_.engine, store_name(d.name), d.file);
-    if (!written) return refuse(fmt::format("the model store: {}", written.error().message));
+    if (Status written = write_to_store(store_name(d.name), d.file); !written)
+      return refuse(fmt::format("the model store: {}", written.error().message));
     count([](EndpointStats& s) { ++s.models_saved; });
     logger_->info("frigate {}: model '{}' ({} bytes) written into the model store for engine {} as '{}'",
                   config_.endpoint, d.name, d.file.size(), config_.engine, store_name(d.name));
@@ -519,7 +571,7 @@ class FrigateEndpoint::Impl {
   }
 
   void detect(server::Session& session, const DetectRequest& q, Reply& reply) {
-    auto m = slot().model();
+    auto m = model();
     if (!m) {
       throttle_("nomodel", [&](uint64_t n) {
         logger_->warn("frigate {}: engine {} has no model: answered zeros{}", config_.endpoint, config_.engine,
@@ -602,7 +654,7 @@ class FrigateEndpoint::Impl {
       zeros(reply, Zeros::inference);
     };
     if (resp.status != AISRV_STATUS_OKAY)
-      return fail(fmt::format("{} ({})", protocol::status_names(resp.status), session.last_line(config_.engine)));
+      return fail(fmt::format("{} ({})", protocol::status_names(resp.status), server_.last_line(session, config_.engine)));
     auto outs = protocol::decode_infer_answer(resp.payload);
     if (!outs) return fail(outs.error().message);
     // The model may have changed between the snapshot above and the inference: decode only what fits it.
@@ -619,7 +671,7 @@ class FrigateEndpoint::Impl {
     count([&](EndpointStats& s) { s.detections += n; });
   }
 
-  server::Server& server_;
+  server::Port& server_;
   const EndpointConfig config_;
   std::shared_ptr<spdlog::logger> logger_;
   void* context_ = nullptr;
@@ -643,9 +695,9 @@ class FrigateEndpoint::Impl {
   EndpointStats stats_;
 };
 
-Result<std::unique_ptr<FrigateEndpoint>> FrigateEndpoint::bind(server::Server& server, EndpointConfig config,
+Result<std::unique_ptr<FrigateEndpoint>> FrigateEndpoint::bind(server::Port& server, EndpointConfig config,
                                                                std::shared_ptr<spdlog::logger> logger) {
-  if (config.engine >= server.engine_count())
+  if (config.engine >= server.limits().engines)
     return make_error(Errc::invalid_argument, "--frigate {}: engine {} does not exist", config.endpoint, config.engine);
   auto impl = std::make_unique<Impl>(server, std::move(config), std::move(logger));
   if (auto st = impl->bind(); !st) return st.error();

@@ -1,105 +1,124 @@
-// aisrv phy/local — in-process channel: C++ API and the C functions over it.
+// aisrv phy/local — the in-process channel: C++ API and the C functions over it. Each call is a request through the
+// port (aisrv/port.hpp, Port::call_inline): the same checks and handlers as every transport, run on the application's
+// thread without a queue hop; an output tensor goes from the session straight into the caller's buffer (a
+// PayloadSink), so a call copies once in and once out.
 #include "aisrv/phy/local_channel.hpp"
 
 #include <cstring>
 
-#include "aisrv/server.hpp"
+#include <fmt/format.h>
+
+#include "aisrv/port.hpp"
+#include "aisrv/protocol/payloads.hpp"
 
 namespace aisrv::phy {
 
+using protocol::Command;
+
 struct LocalChannel::SessionOwner {
-  SessionOwner(server::Server& s, std::shared_ptr<server::Session> ss) : server(s), session(std::move(ss)) {}
-  ~SessionOwner() { server.close_session(*session, "the local channel was closed"); }
+  SessionOwner(server::Port& p, std::shared_ptr<server::Session> s) : port(p), session(std::move(s)) {}
+  ~SessionOwner() { port.close_session(*session, "the local channel was closed"); }
   SessionOwner(const SessionOwner&) = delete;
   SessionOwner& operator=(const SessionOwner&) = delete;
-  server::Server& server;
+  server::Port& port;
   std::shared_ptr<server::Session> session;
 };
 
-LocalChannel::LocalChannel(server::Server& server, server::EngineSlot& slot, std::shared_ptr<SessionOwner> owner)
-    : server_(&server), slot_(&slot), owner_(std::move(owner)), session_(owner_->session.get()) {}
+LocalChannel::LocalChannel(server::Port& port, uint32_t engine, std::shared_ptr<SessionOwner> owner)
+    : port_(&port), engine_(engine), owner_(std::move(owner)), session_(owner_->session.get()) {}
 
 LocalChannel::~LocalChannel() = default;
-
-Result<LocalChannel> LocalChannel::open(server::Server& server, uint32_t engine, std::string name) {
-  auto* slot = server.engine(engine);
-  if (!slot)
-    return make_error(Errc::bad_engine, "engine {} does not exist (the server has {})", engine, server.engine_count());
-  auto owner =
-      std::make_shared<SessionOwner>(server, server.open_session(server::Peer::of("local", std::move(name))));
-  return LocalChannel(server, *slot, std::move(owner));
-}
-
-Result<LocalChannel> LocalChannel::to_engine(uint32_t engine) const {
-  auto* slot = server_->engine(engine);
-  if (!slot)
-    return make_error(Errc::bad_engine, "engine {} does not exist (the server has {})", engine,
-                      server_->engine_count());
-  return LocalChannel(*server_, *slot, owner_);
-}
-
-uint32_t LocalChannel::engine() const { return slot_->number(); }
-
-Status LocalChannel::noted(const char* what, Status st) {
-  if (!st) server_->note_error(*session_, slot_->number(), what, st.error());
-  return st;
-}
-
-Status LocalChannel::set_input(uint32_t tensor, std::span<const uint8_t> data) {
-  auto m = slot_->model();
-  if (!m) return noted("local set_input_tensor", make_error(Errc::no_model, "engine {} has no model loaded", engine()));
-  return noted("local set_input_tensor", session_->write_input(*m, tensor, data));
-}
-
-Status LocalChannel::start_inference() {
-  return noted("local start_inference", server_->start_inference(*session_, *slot_, 0));
-}
-
-Status LocalChannel::get_output(uint32_t tensor, std::span<uint8_t> out) {
-  auto m = slot_->model();
-  Status st = ok();
-  if (!m) {
-    st = make_error(Errc::no_model, "engine {} has no model loaded", engine());
-  } else if (tensor < m->info.outputs.size() && m->info.outputs[tensor].bytes != out.size()) {
-    st = make_error(Errc::bad_length, "output tensor {} is {} bytes, the buffer holds {}", tensor,
-                    m->info.outputs[tensor].bytes, out.size());
-  } else {
-    st = session_->read_output(*m, tensor, [&](std::span<const uint8_t> bytes) {
-      std::memcpy(out.data(), bytes.data(), bytes.size());
-    });
-  }
-  return noted("local get_output_tensor", std::move(st));
-}
-
-Status LocalChannel::acquire_single() {
-  return noted("local acquire_single", server_->acquire_single(*session_, *slot_, 0));
-}
+LocalChannel::LocalChannel(LocalChannel&&) noexcept = default;
+LocalChannel& LocalChannel::operator=(LocalChannel&&) noexcept = default;
 
 namespace {
-Result<uint32_t> length_of(const server::EngineSlot& slot, bool input, uint32_t tensor) {
-  auto m = slot.model();
-  if (!m) return make_error(Errc::no_model, "engine {} has no model loaded", slot.number());
-  const auto& list = input ? m->info.inputs : m->info.outputs;
-  if (tensor >= list.size())
-    return make_error(Errc::bad_tensor, "{} tensor {} does not exist (the model has {})", input ? "input" : "output",
-                      tensor, list.size());
-  return list[tensor].bytes;
+// The channel's argument, not a command's check: a channel is bound to an engine that exists.
+Status engine_exists(const server::Port& port, uint32_t engine) {
+  const uint32_t n = port.limits().engines;
+  if (engine >= n) return make_error(Errc::bad_engine, "engine {} does not exist (the server has {})", engine, n);
+  return ok();
 }
 }  // namespace
 
+Result<LocalChannel> LocalChannel::open(server::Port& port, uint32_t engine, std::string name) {
+  AISRV_TRY(engine_exists(port, engine));
+  auto owner = std::make_shared<SessionOwner>(
+      port, port.open_session(server::Peer::of(server::Trust::process, "local", std::move(name))));
+  return LocalChannel(port, engine, std::move(owner));
+}
+
+Result<LocalChannel> LocalChannel::to_engine(uint32_t engine) const {
+  AISRV_TRY(engine_exists(*port_, engine));
+  return LocalChannel(*port_, engine, owner_);
+}
+
+Status LocalChannel::call(Command cmd, uint32_t tensor, std::span<const uint8_t> payload,
+                          protocol::PayloadSink* sink) {
+  protocol::Request request{protocol::Header{static_cast<uint32_t>(cmd), engine_, tensor}, payload};
+  request.sink = sink;
+  port_->call_inline(*session_, request, response_);
+  if (response_.status == AISRV_STATUS_OKAY) return ok();
+  // The handler's reason is the session's newest line of this engine ("COMMAND: message").
+  return Error{from_status(response_.status), port_->last_line(*session_, engine_)};
+}
+
+Result<uint32_t> LocalChannel::call_u32(Command cmd, uint32_t tensor) {
+  AISRV_TRY(call(cmd, tensor, {}, nullptr));
+  auto v = protocol::decode_u32(response_.payload);
+  if (!v) return make_error(Errc::internal, "{}: {}", protocol::command_name(static_cast<uint32_t>(cmd)),
+                            v.error().message);
+  return *v;
+}
+
+Status LocalChannel::set_input(uint32_t tensor, std::span<const uint8_t> data) {
+  return call(Command::SET_INPUT_TENSOR, tensor, data, nullptr);
+}
+
+Status LocalChannel::start_inference() { return call(Command::START_INFER, 0, {}, nullptr); }
+
+namespace {
+// GET_OUTPUT_TENSOR's bytes straight into the application's buffer when they fit it exactly.
+class BufferSink final : public protocol::PayloadSink {
+ public:
+  explicit BufferSink(std::span<uint8_t> out) : out_(out) {}
+  bool write(std::span<const uint8_t> payload) override {
+    if (payload.size() != out_.size()) return false;  // the answer stays in the response: the caller says why
+    if (!payload.empty()) std::memcpy(out_.data(), payload.data(), payload.size());
+    return true;
+  }
+
+ private:
+  std::span<uint8_t> out_;
+};
+}  // namespace
+
+Status LocalChannel::get_output(uint32_t tensor, std::span<uint8_t> out) {
+  BufferSink sink(out);
+  AISRV_TRY(call(Command::GET_OUTPUT_TENSOR, tensor, {}, &sink));
+  if (response_.sent) return ok();
+  // The tensor is not the size of the caller's buffer: the channel's own framing check, logged like a transport's.
+  Error e{Errc::bad_length, fmt::format("output tensor {} is {} bytes, the buffer holds {}", tensor,
+                                        response_.payload.size(), out.size())};
+  port_->note_error(*session_, engine_, "local get_output_tensor", e);
+  return e;
+}
+
+Status LocalChannel::acquire_single() {
+  return call(Command::START_ACQUIRE_SINGLE, 1, {}, nullptr);  // tensor 1: acquire into input 0, then infer
+}
+
 Result<uint32_t> LocalChannel::input_length(uint32_t tensor) {
-  auto r = length_of(*slot_, true, tensor);
-  if (!r) server_->note_error(*session_, slot_->number(), "local get_input_length", r.error());
-  return r;
+  return call_u32(Command::GET_INPUT_TENSOR_LENGTH, tensor);
 }
 
 Result<uint32_t> LocalChannel::output_length(uint32_t tensor) {
-  auto r = length_of(*slot_, false, tensor);
-  if (!r) server_->note_error(*session_, slot_->number(), "local get_output_length", r.error());
-  return r;
+  return call_u32(Command::GET_OUTPUT_TENSOR_LENGTH, tensor);
 }
 
-uint32_t LocalChannel::status() { return slot_->state_bits() | session_->take_errors(slot_->number()); }
+uint32_t LocalChannel::status() {
+  auto s = call_u32(Command::GET_STATUS, 0);
+  return s ? *s : response_.status;
+}
 
 }  // namespace aisrv::phy
 

@@ -14,13 +14,24 @@
 
 namespace aisrv::phy {
 
+// What the socket server keeps of a refused connection: a way to close it at shutdown.
+class RefusedLink {
+ public:
+  virtual ~RefusedLink() = default;
+  virtual void abandon() = 0;  // from any thread
+};
+
 template <typename Socket>
-class RefusedConnection final : public std::enable_shared_from_this<RefusedConnection<Socket>> {
+class RefusedConnection final : public RefusedLink, public std::enable_shared_from_this<RefusedConnection<Socket>> {
  public:
   // `waiting` counts the refused connections still open; it is decremented when this one is gone.
   RefusedConnection(Socket socket, std::atomic<size_t>& waiting, std::chrono::milliseconds patience)
       : socket_(std::move(socket)), timer_(socket_.get_executor()), waiting_(waiting), patience_(patience) {}
   ~RefusedConnection() { waiting_.fetch_sub(1); }
+
+  void abandon() override {
+    boost::asio::post(socket_.get_executor(), [self = this->shared_from_this()] { self->close(); });
+  }
 
   void start() {
     auto self = this->shared_from_this();

@@ -24,7 +24,7 @@
 
 #include "aisrv/phy/socket_server.hpp"
 #include "aisrv/protocol/stream_framing.hpp"
-#include "aisrv/server.hpp"
+#include "aisrv/port.hpp"
 #include "log_throttle.hpp"
 #include "receive_budget.hpp"
 
@@ -32,7 +32,7 @@ namespace aisrv::phy {
 
 // What the connections share with the socket server that owns them.
 struct ConnectionHost {
-  ConnectionHost(server::Server& s, const SocketServerOptions& o)
+  ConnectionHost(server::Port& s, const SocketServerOptions& o)
       : server(s), options(o), budget(o.max_receive_bytes, o.max_receive_bytes_per_peer),
         throttle(o.log_burst, o.log_interval) {}
 
@@ -40,12 +40,12 @@ struct ConnectionHost {
   // writes the daemon's log too) — at most `log_burst` lines per peer and interval, then one summary line.
   void log(const std::string& peer, const std::string& line, bool shared = false) {
     throttle.line(peer, line, [this, shared](const std::string& l) {
-      if (shared) server.log().add(l);
+      if (shared) server.note_shared(l);
       else if (options.logger) options.logger->info("{}", l);
     });
   }
 
-  server::Server& server;
+  server::Port& server;  // the interpreter, through its port
   const SocketServerOptions& options;
   ReceiveBudget budget;
   LogThrottle throttle;
@@ -86,6 +86,12 @@ class Connection {
   virtual void close(std::string why) = 0;
   virtual void drain() = 0;
   virtual void check(int64_t now) = 0;
+  // Whose share of the limits it takes ("uid 1000", "tcp peers").
+  virtual const std::string& peer_key() const = 0;
+  virtual int64_t connected_at() const = 0;
+  // A link that must AUTH and has not yet may be evicted when its pool is full, so a peer that holds the token can
+  // still get in; true once for the connection chosen (it is then closing).
+  virtual bool claim_eviction() = 0;
 };
 
 template <typename Socket>
@@ -132,7 +138,13 @@ class SocketConnection final : public Connection, public std::enable_shared_from
     });
   }
 
-  const std::string& name() const { return session_->name(); }
+  std::string name() const { return host_.server.session_name(*session_); }
+  const std::string& peer_key() const override { return key_; }
+  int64_t connected_at() const override { return connected_; }
+  bool claim_eviction() override {
+    if (closed() || host_.server.authenticated(*session_)) return false;
+    return !evicted_.exchange(true);
+  }
   // Keeps `companion` alive exactly as long as this connection (used for connection bookkeeping).
   void attach(std::shared_ptr<void> companion) { companion_ = std::move(companion); }
 
@@ -162,7 +174,7 @@ class SocketConnection final : public Connection, public std::enable_shared_from
       return fmt::format("the client did not read its answer within its deadline ({} s + its length at {} bytes/s)",
                          o.frame_timeout.count() / 1000.0, o.min_transfer_rate);
     const int64_t auth_ns = std::chrono::nanoseconds(o.auth_timeout).count();
-    if (auth_ns > 0 && !session_->authenticated() && now - connected_ > auth_ns)
+    if (auth_ns > 0 && !host_.server.authenticated(*session_) && now - connected_ > auth_ns)
       return fmt::format("no AUTH within {} s of connecting (aisrvd --auth-timeout)", o.auth_timeout.count() / 1000.0);
     const int64_t idle_ns = std::chrono::nanoseconds(o.idle_timeout).count();
     if (idle_ns > 0 && !busy_.load() && !rx && now - last_.load() > idle_ns)
@@ -195,7 +207,7 @@ class SocketConnection final : public Connection, public std::enable_shared_from
   }
 
   void on_prefix() {
-    auto prefix = protocol::stream::decode_request_prefix(prefix_, host_.server.max_payload());
+    auto prefix = protocol::stream::decode_request_prefix(prefix_, host_.server.limits().max_payload);
     if (!prefix) return refuse_stream(prefix.error());
     receiving_ = fresh_pending();
     receiving_->request.header = prefix->header;
@@ -247,11 +259,11 @@ class SocketConnection final : public Connection, public std::enable_shared_from
       Pending& cancel = *p;
       pipeline_.push_back(std::move(p));
       submit(cancel);
-    } else if (waiting_ >= session_->limits().max_queued) {
+    } else if (waiting_ >= host_.server.limits().max_queued) {
       const Error e = make_error(Errc::limit,
                                  "{} already has {} request(s) waiting behind the one that runs; the limit is {} "
                                  "(aisrvd --max-queued); this one was not run",
-                                 name(), waiting_, session_->limits().max_queued);
+                                 name(), waiting_, host_.server.limits().max_queued);
       host_.server.note_error(*session_, p->request.header.engine, protocol::command_name(cmd), e);
       p->response.clear();
       p->response.status = to_status(e.code);
@@ -272,7 +284,7 @@ class SocketConnection final : public Connection, public std::enable_shared_from
   }
 
   // Answers the client has not read yet are bounded too: past this, the connection stops reading.
-  bool pipeline_full() const { return pipeline_.size() >= 2 * size_t{session_->limits().max_queued} + 8; }
+  bool pipeline_full() const { return pipeline_.size() >= 2 * size_t{host_.server.limits().max_queued} + 8; }
 
   // The stream cannot go on (a length above the limit, a request over the receive budget): answer in order, read
   // nothing more, close after the answer. The payload cannot be skipped without reading it.
@@ -447,6 +459,7 @@ class SocketConnection final : public Connection, public std::enable_shared_from
   std::shared_ptr<server::Session> session_;
   const std::string key_;
   const int64_t connected_;
+  std::atomic<bool> evicted_{false};
 
   // Read by the sweeper.
   std::atomic<bool> closed_{false};

@@ -102,7 +102,7 @@ Status prepare_socket_directory(const std::string& path, const SocketServerOptio
 
 // SO_PEERCRED and the peer's supplementary groups.
 server::Peer unix_peer(int fd) {
-  server::Peer p = server::Peer::of("unix");
+  server::Peer p = server::Peer::of(server::Trust::credentials, "unix");
   ucred cred{};
   socklen_t len = sizeof cred;
   if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
@@ -134,7 +134,7 @@ bool is_loopback(const asio::ip::address& a) {
 
 class SocketServer::Impl {
  public:
-  Impl(server::Server& server, SocketServerOptions options)
+  Impl(server::Port& server, SocketServerOptions options)
       : options_(std::move(options)), host_(server, options_), sweeper_(io_) {
     host_.on_request_done = [this] {
       std::lock_guard lock(mu_);
@@ -182,7 +182,7 @@ class SocketServer::Impl {
                         "the socket passed for {} accepts connections from other machines; that needs aisrvd "
                         "--allow-remote (and --token-file)",
                         ep.to_string());
-    if (remote && host_.server.access().token.empty())
+    if (remote && !host_.server.has_token())
       return make_error(Errc::invalid_argument, "{} accepts remote peers, which must authenticate: give aisrvd "
                                                 "--token-file",
                         ep.to_string());
@@ -224,6 +224,11 @@ class SocketServer::Impl {
     host_.draining.store(true);
     asio::post(io_, [this] { sweeper_.cancel(); });
     for (auto& c : live_connections()) c->close("the server is shutting down");
+    {  // refused connections waiting to be told why: not worth waiting for at shutdown
+      std::lock_guard lock(mu_);
+      for (auto& w : refused_)
+        if (auto r = w.lock()) r->abandon();
+    }
     // Requests still running in an engine: their completion posts into io_.
     {
       std::unique_lock lock(mu_);
@@ -261,7 +266,7 @@ class SocketServer::Impl {
   // A TCP peer's uid is unknown, so --socket-mode / --socket-group / --admin-group cannot apply to it.
   void tell_tcp_roles(const std::string& where) {
     if (!options_.logger) return;
-    if (host_.server.access().token.empty())
+    if (!host_.server.has_token())
       options_.logger->info("{}: TCP peers are users (a TCP peer's uid is unknown; --socket-mode, --socket-group and "
                             "--admin-group do not apply); with --token-file a peer that sends AUTH with the token is "
                             "admin",
@@ -322,7 +327,7 @@ class SocketServer::Impl {
                         "{} would accept connections from other machines; TCP listens on loopback only unless "
                         "aisrvd is started with --allow-remote (and --token-file)",
                         ep.to_string());
-    if (remote && host_.server.access().token.empty())
+    if (remote && !host_.server.has_token())
       return make_error(Errc::invalid_argument,
                         "{} accepts remote peers, which must authenticate: give aisrvd --token-file", ep.to_string());
     auto acceptor = std::make_unique<TcpProto::acceptor>(io_);
@@ -376,7 +381,8 @@ class SocketServer::Impl {
       boost::system::error_code ec;
       socket.set_option(TcpProto::no_delay(true), ec);
       auto remote = socket.remote_endpoint(ec);
-      peer = server::Peer::of("tcp", ec ? "?" : fmt::format("{}:{}", remote.address().to_string(), remote.port()));
+      peer = server::Peer::of(server::Trust::address, "tcp",
+                              ec ? "?" : fmt::format("{}:{}", remote.address().to_string(), remote.port()));
       peer.loopback = !ec && is_loopback(remote.address());
       // A TCP peer proves no identity (an address is one bind() away on loopback): all of them share one pool.
       key = "tcp peers";
@@ -390,6 +396,8 @@ class SocketServer::Impl {
       key = peer.uid ? fmt::format("uid {}", *peer.uid) : "unix ?";
     }
     const bool admin = host_.server.role_for(peer) == protocol::Role::admin;
+    // Connections looked at while evicting: released after mu_ (the last reference's destructor takes mu_).
+    std::vector<std::shared_ptr<Connection>> looked_at;
     std::unique_lock lock(mu_);
     if (stopped_ || accepting_closed_) {  // checked under mu_: stop() copies the connections under the same lock
       boost::system::error_code ignored;
@@ -398,7 +406,9 @@ class SocketServer::Impl {
     }
     const size_t reserved = std::min(options_.reserved_connections, options_.max_connections);
     const size_t ceiling = admin ? options_.max_connections : options_.max_connections - reserved;
-    if (conns_.size() >= ceiling) {
+    // A full pool first loses its oldest link that still has to AUTH (a peer without the token cannot hold slots
+    // against one that has it); only when there is none is the newcomer refused.
+    if (conns_.size() >= ceiling && !evict_unauthenticated("", peer.describe(), looked_at)) {
       lock.unlock();
       refuse(std::move(socket), key,
              fmt::format("{} on {}: refused, {} connections open (aisrvd --max-connections {}{})", peer.describe(),
@@ -408,7 +418,8 @@ class SocketServer::Impl {
                                                   reserved)));
       return;
     }
-    if (per_peer_[key] >= options_.max_connections_per_peer) {
+    if (per_peer_[key] >= options_.max_connections_per_peer &&
+        !evict_unauthenticated(key, peer.describe(), looked_at)) {
       lock.unlock();
       refuse(std::move(socket), key,
              fmt::format("{} on {}: refused, {} already has {} connections open (aisrvd --max-connections-per-peer)",
@@ -420,8 +431,9 @@ class SocketServer::Impl {
     auto conn = std::make_shared<SocketConnection<Socket>>(std::move(socket), host_, session, key);
     auto slot = conns_.insert(conns_.end(), conn);
     lock.unlock();
-    host_.log(key + " connected", fmt::format("{} connected on {}, role {}", session->name(), where,
-                               protocol::role_name(session->role())));
+    host_.log(key + " connected",
+              fmt::format("{} connected on {}, role {}", host_.server.session_name(*session), where,
+                          protocol::role_name(admin ? protocol::Role::admin : protocol::Role::user)));
     // Unregister when the connection object is gone (all its handlers finished).
     struct Tracker {
       Tracker(Impl* i, Conns::iterator s, std::string k) : impl(i), slot(s), key(std::move(k)) {}
@@ -441,6 +453,23 @@ class SocketServer::Impl {
     conn->start();
   }
 
+  // Called with mu_ held: closes the oldest connection (of pool `key`, or of any pool when empty) that must AUTH and
+  // has not, to make room for `newcomer`. False when there is none. Every connection it looks at is kept in
+  // `looked_at`, which the caller releases after mu_: dropping the last reference here would re-enter mu_.
+  bool evict_unauthenticated(const std::string& key, const std::string& newcomer,
+                             std::vector<std::shared_ptr<Connection>>& looked_at) {
+    for (auto& w : conns_) {  // in connection order: the oldest first
+      auto c = looked_at.emplace_back(w.lock());
+      if (!c || (!key.empty() && c->peer_key() != key) || !c->claim_eviction()) continue;
+      const std::string why = fmt::format("evicted: it had not sent AUTH and its pool is full ({} is waiting)",
+                                          newcomer);
+      host_.log(c->peer_key() + " evicted", why, /*shared=*/true);
+      c->close(why);
+      return true;
+    }
+    return false;
+  }
+
   // A connection over a limit: logged (rate-limited per peer) and told ERROR_LIMIT when it sends its first request.
   template <typename Socket>
   void refuse(Socket socket, const std::string& key, const std::string& line) {
@@ -451,7 +480,14 @@ class SocketServer::Impl {
       socket.close(ignored);
       return;
     }
-    std::make_shared<RefusedConnection<Socket>>(std::move(socket), refused_waiting_, kRefusedPatience)->start();
+    auto refused = std::make_shared<RefusedConnection<Socket>>(std::move(socket), refused_waiting_, kRefusedPatience);
+    {
+      std::lock_guard lock(mu_);
+      if (stopped_) return;  // stop() has abandoned the others; this one closes as it goes out of scope
+      std::erase_if(refused_, [](const std::weak_ptr<RefusedLink>& w) { return w.expired(); });
+      refused_.push_back(refused);
+    }
+    refused->start();
   }
 
   // Every kSweep: connections past their idle or frame timeout are closed (each decides on its own strand).
@@ -476,6 +512,7 @@ class SocketServer::Impl {
   std::condition_variable changed_;  // a request finished or a connection ended
   Conns conns_;
   std::map<std::string, size_t> per_peer_;
+  std::vector<std::weak_ptr<RefusedLink>> refused_;  // refused connections that may still wait for a request
   std::atomic<bool> stopped_{false};
   std::atomic<bool> accepting_closed_{false};
   std::vector<std::string> unix_paths_;
@@ -487,7 +524,7 @@ class SocketServer::Impl {
   std::vector<std::thread> threads_;
 };
 
-SocketServer::SocketServer(server::Server& server, SocketServerOptions options)
+SocketServer::SocketServer(server::Port& server, SocketServerOptions options)
     : impl_(std::make_unique<Impl>(server, std::move(options))) {}
 SocketServer::~SocketServer() = default;
 Result<protocol::SocketEndpoint> SocketServer::listen(const protocol::SocketEndpoint& e) { return impl_->listen(e); }

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <thread>
 
-#include "aisrv/server.hpp"
+#include "aisrv/port.hpp"
 
 namespace aisrv::phy::spi {
 
@@ -16,14 +16,14 @@ class SpiServer::Impl {
  public:
   // The master on this port is one interpreter session for the port's lifetime (a SYNC resynchronises the link,
   // it does not start a new client).
-  Impl(server::Server& server, std::unique_ptr<SpiSlavePort> port, SpiServerOptions options)
+  Impl(server::Port& server, std::unique_ptr<SpiSlavePort> port, SpiServerOptions options)
       : server_(server), port_(std::move(port)), logger_(options.logger),
-        session_(server.open_session(server::Peer::of("spi", port_->describe()))),
-        link_(with_limit(options.link, server.max_payload()),
+        session_(server.open_session(server::Peer::of(server::Trust::physical, "spi", port_->describe()))),
+        link_(with_limit(options.link, server.limits().max_payload),
               [this](const protocol::Request& req, protocol::Response& resp, std::function<void()> done) {
                 server_.submit(*session_, req, resp, std::move(done));
               },
-              [this](const std::string& line) { session_->note(server_.engine_count(), 0, line); }),
+              [this](const std::string& line) { server_.note_line(*session_, server_.limits().engines, 0, line); }),
         rx_(link_.receive_capacity()) {}
 
   ~Impl() { server_.close_session(*session_, "the SPI port closed"); }
@@ -98,7 +98,7 @@ class SpiServer::Impl {
     return o;
   }
 
-  server::Server& server_;
+  server::Port& server_;
   std::unique_ptr<SpiSlavePort> port_;
   std::shared_ptr<spdlog::logger> logger_;
   std::shared_ptr<server::Session> session_;
@@ -111,7 +111,7 @@ class SpiServer::Impl {
   std::atomic<bool> finished_{false};
 };
 
-SpiServer::SpiServer(server::Server& server, std::unique_ptr<SpiSlavePort> port, SpiServerOptions options)
+SpiServer::SpiServer(server::Port& server, std::unique_ptr<SpiSlavePort> port, SpiServerOptions options)
     : impl_(std::make_shared<Impl>(server, std::move(port), std::move(options))) {}
 
 SpiServer::~SpiServer() { stop(); }

@@ -1,4 +1,4 @@
-// aisrv phy/usb — FunctionFS function: descriptors to ep0, the ep0 event thread, and the session thread.
+// aisrv phy/usb — FunctionFS function: descriptors to ep0, the ep0 event thread, and the connection thread (UsbConnection).
 #include "aisrv/phy/usb_function.hpp"
 
 #include <endian.h>
@@ -19,13 +19,13 @@
 #include <thread>
 
 #include "aisrv/phy/ffs_descriptors.hpp"
-#include "aisrv/phy/usb_session.hpp"
+#include "aisrv/phy/usb_connection.hpp"
 #include "ffs_endpoints.hpp"
 
 namespace aisrv::phy {
 
 using usb::FunctionFsEndpoints;
-using usb::UsbSession;
+using usb::UsbConnection;
 
 namespace {
 
@@ -57,18 +57,18 @@ class UsbFunctionServer::Impl {
   Impl(UsbFunctionOptions options, int ep0, int wake) : options_(std::move(options)), ep0_(ep0), wake_(wake) {}
   ~Impl() {
     stop();
-    session_.reset();
+    connection_.reset();
     endpoints_.reset();
     ::close(wake_);
     if (ep0_ >= 0) ::close(ep0_);
   }
 
-  Status start(server::Server& server) {
+  Status start(server::Port& server) {
     const int signal = options_.interrupt_signal ? options_.interrupt_signal : SIGRTMIN + 4;
     endpoints_ = AISRV_TRY(FunctionFsEndpoints::open(options_.ffs_dir, signal));
-    session_ = AISRV_TRY(UsbSession::create(server, *endpoints_, options_.logger));
+    connection_ = AISRV_TRY(UsbConnection::create(server, *endpoints_, options_.logger));
     control_ = std::thread([this] { control_loop(); });
-    serving_ = std::thread([this] { session_->run(); });
+    serving_ = std::thread([this] { connection_->run(); });
     return ok();
   }
 
@@ -81,7 +81,7 @@ class UsbFunctionServer::Impl {
     if (control_.joinable()) control_.join();
   }
 
-  uint64_t commands_served() const { return session_ ? session_->commands_served() : 0; }
+  uint64_t commands_served() const { return connection_ ? connection_->commands_served() : 0; }
 
  private:
   void log(spdlog::level::level_enum level, const std::string& text) {
@@ -132,14 +132,14 @@ class UsbFunctionServer::Impl {
                                   (req.bRequestType & USB_RECIP_MASK) == USB_RECIP_INTERFACE;
     const uint16_t length = le16toh(req.wLength);
     if (vendor_interface && in) {
-      if (auto answer = session_->control_in(req.bRequest, le16toh(req.wValue), length)) {
+      if (auto answer = connection_->control_in(req.bRequest, le16toh(req.wValue), length)) {
         if (::write(ep0_, answer->data(), std::min<size_t>(answer->size(), length)) < 0)
           log(spdlog::level::warn, fmt::format("answering control request {:#04x} failed: {}", req.bRequest,
                                                std::strerror(errno)));
         return;
       }
     } else if (vendor_interface && !in) {
-      if (session_->control_out(req.bRequest, le16toh(req.wValue), length)) {
+      if (connection_->control_out(req.bRequest, le16toh(req.wValue), length)) {
         // The status stage: completes the host's control transfer once the request was carried out.
         if (::read(ep0_, nullptr, 0) < 0)
           log(spdlog::level::warn, fmt::format("acknowledging control request {:#04x} failed: {}", req.bRequest,
@@ -158,13 +158,13 @@ class UsbFunctionServer::Impl {
   int ep0_;
   int wake_;
   std::unique_ptr<FunctionFsEndpoints> endpoints_;
-  std::unique_ptr<UsbSession> session_;
+  std::unique_ptr<UsbConnection> connection_;
   std::thread control_;
   std::thread serving_;
   std::atomic<bool> stopped_{false};
 };
 
-Result<std::unique_ptr<UsbFunctionServer>> UsbFunctionServer::start(server::Server& server,
+Result<std::unique_ptr<UsbFunctionServer>> UsbFunctionServer::start(server::Port& server,
                                                                     UsbFunctionOptions options) {
   const std::string path = options.ffs_dir + "/ep0";
   const int ep0 = ::open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);

@@ -1,12 +1,16 @@
-// aisrv benchmark (runs in the QEMU guest; tools/bench sensor) — the camera path through aisrvd against the camera
-// alone, measured in the same run on vivid's 640x480 YUYV stream:
-//   * capture alone: this program's own V4L2 mmap capture of the newest frame (give back what is queued, wait for the
-//     next frame), after a random pause so the camera's phase is as random as it is for the server;
-//   * START_ACQUIRE_SINGLE answered, minus the inference's own compute time (GET_TIMING_RECORD): capture +
-//     conversion + crop/resize/quantization into the 224x224 input + the protocol round trip;
-//   * a stream at the engine's pace (a small model) in frames per second vs the camera's own rate.
-// Every figure is printed as `bench NAME: VALUE UNIT vs BASELINE VALUE UNIT = RATIO x`.
-// The camera belongs to one program at a time: the baseline runs first, then this program starts aisrvd on it.
+// aisrv benchmark (runs in the QEMU guest; tools/bench sensor) — the camera path, measured on vivid's 640x480 YUYV
+// stream from the camera's own clock: every V4L2 buffer carries the CLOCK_MONOTONIC time the driver finished it.
+//   * a frame's age at the reply: START_ACQUIRE_SINGLE (tensor 0: acquire only, as XMOS) answered by the interpreter
+//     in this process, with the real V4L2 frame source, into a 224x224 input — the reply's time minus the buffer's
+//     timestamp; baseline: the age of the newest frame when a plain V4L2 capture (this program's own) dequeues it.
+//     (vivid stamps buffers from its frame schedule, not a measured moment; under QEMU its stamps run ahead of the
+//     clock. The time from the dequeue to the reply does not depend on the driver's stamps: it is printed too);
+//   * the conversion, timed in the process around the frame source's own steps: YUYV → RGB (decode) and RGB 640x480 →
+//     the 224x224 input (fit: resize, layout, quantization, written into the session's input tensor); baseline: a
+//     memcpy of the 614,400-byte YUYV frame;
+//   * a stream through aisrvd at the engine's pace (a small model), frames per second vs the camera's own rate.
+// Every figure is printed as `bench NAME: VALUE UNIT vs BASELINE VALUE UNIT = RATIO x`. The camera belongs to one
+// program at a time: the baseline capture runs first, then the in-process server, then aisrvd.
 //   bench_sensor --device /dev/videoN --aisrvd PATH --model224 M.tflite --model-small M.tflite [--rounds N]
 #include <fcntl.h>
 #include <linux/videodev2.h>
@@ -20,8 +24,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <string>
@@ -29,6 +36,10 @@
 #include <vector>
 
 #include "aisrv/client/client.hpp"
+#include "aisrv/engine/cpu/cpu_backend.hpp"
+#include "aisrv/protocol/protocol.hpp"
+#include "aisrv/sensors/frame_source.hpp"
+#include "aisrv/server.hpp"
 #include "bench_report.hpp"
 
 using namespace aisrv;
@@ -91,8 +102,9 @@ struct Camera {
     for (auto& [p, n] : maps) ::munmap(p, n);
     ::close(fd);
   }
-  // The newest frame, as a frame source must take it; returns its sequence number. `touch` reads the pixels once.
-  uint32_t newest(bool touch) {
+  // The newest frame, as a frame source must take it; returns its sequence number. `touch` reads the pixels once;
+  // `age_ms`, when given, receives how old the frame was when it was dequeued (now minus the buffer's timestamp).
+  uint32_t newest(bool touch, double* age_ms = nullptr) {
     v4l2_buffer b{};
     for (;;) {
       b = v4l2_buffer{};
@@ -108,6 +120,14 @@ struct Camera {
       b.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
       b.memory = V4L2_MEMORY_MMAP;
       if (xioctl(fd, VIDIOC_DQBUF, &b) == 0) break;
+    }
+    if (age_ms) {
+      if ((b.flags & V4L2_BUF_FLAG_TIMESTAMP_MASK) != V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC)
+        die("the camera's timestamps are not CLOCK_MONOTONIC");
+      *age_ms = std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch() -
+                                                          (std::chrono::seconds(b.timestamp.tv_sec) +
+                                                           std::chrono::microseconds(b.timestamp.tv_usec)))
+                    .count();
     }
     volatile uint8_t sink = 0;
     if (touch) {
@@ -132,6 +152,53 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : s / double(v.size());
 }
 
+// The V4L2 source with a stopwatch: what it grabbed last (the buffer's timestamp, the decode time it measured) and
+// how long its fit into the input took.
+class TimedSource final : public sensors::FrameSource {
+ public:
+  explicit TimedSource(std::unique_ptr<sensors::FrameSource> inner) : inner_(std::move(inner)) {}
+  std::string describe() const override { return inner_->describe(); }
+  Status grab(const protocol::TensorInfo& input, sensors::SensorFrame& out) override {
+    auto st = inner_->grab(input, out);
+    // The source converts right after VIDIOC_DQBUF: the buffer was dequeued the conversion's time before now.
+    dequeued = Clock::now() - out.convert_ns;
+    captured = out.captured;
+    convert_ms = std::chrono::duration<double, std::milli>(out.convert_ns).count();
+    return st;
+  }
+  Status fit(const sensors::SensorFrame& grabbed, const protocol::TensorInfo& input,
+             const std::optional<sensors::AcquireWindow>& window, std::span<uint8_t> frame) const override {
+    const auto t0 = Clock::now();
+    auto st = inner_->fit(grabbed, input, window, frame);
+    fit_ms = ms_since(t0);
+    return st;
+  }
+  uint64_t dropped() const override { return inner_->dropped(); }
+  uint64_t bad_frames() const override { return inner_->bad_frames(); }
+  bool present() const override { return inner_->present(); }
+
+  std::chrono::nanoseconds captured{0};
+  Clock::time_point dequeued{};
+  double convert_ms = 0;
+  mutable double fit_ms = 0;
+
+ private:
+  std::unique_ptr<sensors::FrameSource> inner_;
+};
+
+// A memcpy of `bytes` (the baseline of the conversion), the mean of many.
+double memcpy_ms(size_t bytes) {
+  std::vector<uint8_t> a(bytes, 1), b(bytes);
+  constexpr int kRuns = 200;
+  const auto t0 = Clock::now();
+  for (int i = 0; i < kRuns; ++i) {
+    a[static_cast<size_t>(i) % bytes] = static_cast<uint8_t>(i);
+    std::memcpy(b.data(), a.data(), bytes);
+    benchmark::DoNotOptimize(b.data());
+  }
+  return ms_since(t0) / kRuns;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -148,17 +215,18 @@ int main(int argc, char** argv) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> pause_ms(0, 60);
 
-  // 1. Capture alone (the camera is the server's once this block ends).
-  std::vector<double> capture;
+  // 1. Capture alone: the newest frame's age when a plain capture dequeues it (the camera is the interpreter's once
+  // this block ends).
+  std::vector<double> capture_age;
   double camera_fps = 0;
   {
     Camera cam(device);
     cam.newest(true);
     for (unsigned i = 0; i < rounds; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(rng)));
-      const auto t0 = Clock::now();
-      cam.newest(true);
-      capture.push_back(ms_since(t0));
+      double age = 0;
+      cam.newest(true, &age);
+      capture_age.push_back(age);
     }
     // The camera's own rate: sequence numbers over a few seconds.
     const auto t0 = Clock::now();
@@ -167,6 +235,64 @@ int main(int argc, char** argv) {
     while (ms_since(t0) < 3000) s1 = cam.newest(false);
     camera_fps = (s1 - s0) / (ms_since(t0) / 1000.0);
   }
+
+  // 2. The interpreter in this process with the real V4L2 source: START_ACQUIRE_SINGLE (tensor 0, no inference) into
+  // the 224x224 input; the frame's age at the reply, and the source's own conversion steps.
+  {
+    auto spec = sensors::parse_v4l2_spec("v4l2:" + device + ":640x480:YUYV");
+    if (!spec) die(spec.error().message);
+    auto v4l2 = sensors::open_v4l2_frame_source(*spec);
+    if (!v4l2) die("camera: " + v4l2.error().message);
+    auto timed = std::make_unique<TimedSource>(std::move(v4l2).value());
+    TimedSource* clock = timed.get();
+    server::ServerOptions o;
+    o.sensors.emplace_back(0, server::SensorConfig{std::move(timed), std::chrono::milliseconds(100), nullptr});
+    std::vector<std::unique_ptr<engine::InferenceBackend>> engines;
+    auto cpu = engine::cpu::CpuBackend::create({});
+    if (!cpu) die("cpu engine: " + cpu.error().message);
+    engines.push_back(std::move(cpu).value());
+    auto srv = server::Server::create(std::move(o), std::move(engines));
+    if (!srv) die("server: " + srv.error().message);
+    auto session = (*srv)->open_session(server::Peer::of(server::Trust::process, "local", "bench"));
+    auto send = [&](protocol::Command cmd, uint32_t tensor, std::span<const uint8_t> payload) {
+      protocol::Response r;
+      (*srv)->handle(*session, protocol::Request{protocol::Header{static_cast<uint32_t>(cmd), 0, tensor}, payload}, r);
+      return r;
+    };
+    const auto model = read_file(model224);
+    if (auto r = send(protocol::Command::SET_MODEL_SECONDARY, 0, model); r.status != 0)
+      die("load " + model224 + ": status " + std::to_string(r.status));
+    const auto input = (*srv)->engine(0)->model()->info.inputs[0];
+    std::vector<double> age, after_dequeue, convert, fit;
+    (void)send(protocol::Command::START_ACQUIRE_SINGLE, 0, {});  // the camera starts streaming
+    for (unsigned i = 0; i < rounds; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(rng)));
+      if (auto r = send(protocol::Command::START_ACQUIRE_SINGLE, 0, {}); r.status != 0)
+        die("acquire: status " + std::to_string(r.status));
+      const auto replied = Clock::now();
+      if (clock->captured.count() == 0) die("the V4L2 source recorded no CLOCK_MONOTONIC timestamp");
+      age.push_back(std::chrono::duration<double, std::milli>(replied.time_since_epoch() - clock->captured).count());
+      after_dequeue.push_back(std::chrono::duration<double, std::milli>(replied - clock->dequeued).count());
+      convert.push_back(clock->convert_ms);
+      fit.push_back(clock->fit_ms);
+    }
+    const double base_age = mean(capture_age), copy = memcpy_ms(640 * 480 * 2);
+    bench::report("sensor frame_age_at_reply_640x480_yuyv_to_224x224", mean(age), "ms", "capture_alone_age",
+                  base_age, "ms", mean(age) / base_age);
+    // Everything the interpreter does with a frame once the driver handed it over (decode, fit into the session's
+    // input, the reply), against copying the frame once.
+    bench::report("sensor reply_after_dequeue_640x480_yuyv_to_224x224", mean(after_dequeue), "ms",
+                  "memcpy_640x480_yuyv", copy, "ms", mean(after_dequeue) / copy);
+    bench::report("sensor convert_yuyv_640x480_to_rgb", mean(convert), "ms", "memcpy_640x480_yuyv", copy, "ms",
+                  mean(convert) / copy);
+    std::string fit_name = "sensor fit_rgb_640x480_to_224x224_" + std::string(protocol::dtype_name(input.dtype));
+    std::transform(fit_name.begin(), fit_name.end(), fit_name.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    bench::report(fit_name, mean(fit), "ms", "memcpy_640x480_yuyv", copy, "ms", mean(fit) / copy);
+    std::fprintf(stderr, "bench_sensor: %u rounds; frame age at the reply p50 %.2f ms p95 %.2f ms (capture alone p50 "
+                 "%.2f ms)\n", rounds, bench::percentile(age, 0.5), bench::percentile(age, 0.95),
+                 bench::percentile(capture_age, 0.5));
+  }  // the in-process server closes the camera here
 
   // aisrvd on the camera, streams as fast as the engine goes.
   const std::string sock = "/tmp/bench-sensor.sock";
@@ -182,25 +308,6 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   auto c = client::Client::connect("unix:" + sock);
   if (!c) die("connect: " + c.error().message);
-  // 2. START_ACQUIRE_SINGLE into a 224x224 input, minus the inference's compute.
-  if (auto st = c->load_model(0, read_file(model224)); !st) die("load: " + st.error().message);
-  std::vector<double> acquire, compute;
-  (void)c->acquire_single(0);  // opens and starts the camera
-  for (unsigned i = 0; i < rounds; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(rng)));
-    const auto t0 = Clock::now();
-    if (auto st = c->acquire_single(0); !st) die("acquire: " + st.error().message);
-    const double total = ms_since(t0);
-    auto rec = c->timing_record(0);
-    if (!rec) die("timing record: " + rec.error().message);
-    compute.push_back(double(rec->compute_ns) / 1e6);
-    acquire.push_back(total - compute.back());
-  }
-  const double cap = mean(capture), acq = mean(acquire);
-  bench::report("sensor acquire_single_640x480_to_224x224_without_inference", acq, "ms", "capture_alone", cap, "ms",
-                acq / cap);
-  std::fprintf(stderr, "bench_sensor: inference compute %.1f ms per frame (subtracted), %u rounds\n", mean(compute),
-               rounds);
 
   // 3. A stream as fast as the engine goes (a small model) vs the camera's own rate.
   if (auto st = c->load_model(0, read_file(model_small)); !st) die("load: " + st.error().message);

@@ -32,7 +32,7 @@ Harness make_server(size_t engines = 2, server::ServerOptions options = {}) {
   auto s = Server::create(std::move(options), std::move(backends));
   REQUIRE(s.ok());
   Harness h{std::move(s).value(), nullptr};
-  h.session = h->open_session(server::Peer::of("local", "test"));
+  h.session = h->open_session(server::Peer::of(server::Trust::process, "local", "test"));
   return h;
 }
 
@@ -287,6 +287,55 @@ TEST_CASE("output GPIO: lines follow output tensor 0 after every inference, as X
   CHECK_FALSE(rec->held);
 }
 
+TEST_CASE("output GPIO: a configured idle level (active-low LEDs) at load, for disabled lines, at unload and stop") {
+  auto rec = std::make_shared<test::GpioRecord>();
+  rec->idle = {1, 0, 1};  // lines 0 and 2 rest high
+  auto lines = std::make_unique<test::RecordingGpio>(3, rec);
+  REQUIRE(lines->request().ok());
+  auto levels = [&] {
+    std::lock_guard l(rec->mu);
+    return rec->levels;
+  };
+  CHECK(levels() == std::vector<uint8_t>{1, 0, 1});
+  auto u32 = [](uint32_t v) {
+    std::vector<uint8_t> p;
+    encode_u32(v, p);
+    return p;
+  };
+  {
+    server::ServerOptions o;
+    o.gpio.emplace_back(0, std::move(lines));
+    auto s = make_server(1, std::move(o));
+    REQUIRE(call(s, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({{4}, {4}})).status == 0);
+    CHECK(rec->held);
+    CHECK(levels() == std::vector<uint8_t>{1, 0, 1});
+    // Line 1 enabled with threshold 10 (the test backend's output is input + 1): the policy drives it; 0 and 2 stay
+    // at rest.
+    REQUIRE(call(s, Command::SET_OUTPUT_GPIO_EN, 0, 1, u32(1)).status == 0);
+    REQUIRE(call(s, Command::SET_OUTPUT_GPIO_THRESH, 0, 1, u32(10)).status == 0);
+    auto infer = [&](std::vector<uint8_t> in) {
+      REQUIRE(call(s, Command::SET_INPUT_TENSOR, 0, 0, in).status == 0);
+      REQUIRE(call(s, Command::START_INFER).status == 0);
+      return levels();
+    };
+    CHECK(infer({0, 20, 0, 0}) == std::vector<uint8_t>{1, 1, 1});
+    CHECK(infer({0, 2, 0, 0}) == std::vector<uint8_t>{1, 0, 1});
+    // Line 0 enabled too (threshold 50): the policy drives it, low for output 1, high for 61.
+    REQUIRE(call(s, Command::SET_OUTPUT_GPIO_EN, 0, 0, u32(1)).status == 0);
+    REQUIRE(call(s, Command::SET_OUTPUT_GPIO_THRESH, 0, 0, u32(50)).status == 0);
+    CHECK(infer({0, 20, 0, 0}) == std::vector<uint8_t>{0, 1, 1});
+    // Unload: back to the idle levels (not low), then released.
+    REQUIRE(call(s, Command::UNLOAD_MODEL).status == 0);
+    CHECK_FALSE(rec->held);
+    CHECK(levels() == std::vector<uint8_t>{1, 0, 1});
+    REQUIRE(call(s, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({{4}, {4}})).status == 0);
+    CHECK(infer({60, 20, 0, 0}) == std::vector<uint8_t>{1, 1, 1});
+    CHECK(infer({0, 20, 0, 0}) == std::vector<uint8_t>{0, 1, 1});
+  }  // the server stops (daemon shutdown) with the model loaded
+  CHECK_FALSE(rec->held);
+  CHECK(levels() == std::vector<uint8_t>{1, 0, 1});
+}
+
 TEST_CASE("output GPIO: XMOS's payloads (1-byte EN and MODE for every line, 2-byte index + int8 THRESH)") {
   auto rec = std::make_shared<test::GpioRecord>();
   auto lines = std::make_unique<test::RecordingGpio>(4, rec);
@@ -323,41 +372,55 @@ TEST_CASE("output GPIO: XMOS's payloads (1-byte EN and MODE for every line, 2-by
 }
 
 TEST_CASE("output GPIO levels for every element type the policy reads") {
-  server::GpioPolicy p{{1, 1}, {0, 0}, server::GpioMode::threshold};
+  sensors::GpioPolicy p{{1, 1}, {0, 0}, sensors::GpioMode::threshold};
   TensorInfo t;
   t.dtype = DType::int8;
-  CHECK(server::gpio_levels(p, t, std::vector<uint8_t>{0xFF, 0x01}) == std::vector<uint8_t>{0, 1});  // -1, 1
+  CHECK(sensors::gpio_levels(p, t, std::vector<uint8_t>{0xFF, 0x01}) == std::vector<uint8_t>{0, 1});  // -1, 1
   t.dtype = DType::uint8;
-  CHECK(server::gpio_levels(p, t, std::vector<uint8_t>{0xFF, 0x00}) == std::vector<uint8_t>{1, 0});
+  CHECK(sensors::gpio_levels(p, t, std::vector<uint8_t>{0xFF, 0x00}) == std::vector<uint8_t>{1, 0});
   t.dtype = DType::int16;
-  CHECK(server::gpio_levels(p, t, std::vector<uint8_t>{0x00, 0x80, 0x01, 0x00}) == std::vector<uint8_t>{0, 1});
+  CHECK(sensors::gpio_levels(p, t, std::vector<uint8_t>{0x00, 0x80, 0x01, 0x00}) == std::vector<uint8_t>{0, 1});
   t.dtype = DType::float32;
   std::vector<uint8_t> f(8);
   const float v[2] = {0.5f, -0.25f};
   std::memcpy(f.data(), v, 8);
-  CHECK(server::gpio_levels(p, t, f) == std::vector<uint8_t>{1, 0});
-  p.mode = server::GpioMode::max;  // the true arg-max, also when every value is negative (XMOS would pick 0)
+  CHECK(sensors::gpio_levels(p, t, f) == std::vector<uint8_t>{1, 0});
+  p.mode = sensors::GpioMode::max;  // the true arg-max, also when every value is negative (XMOS would pick 0)
   p.threshold = {-1000, -1000};
   const float n[2] = {-3.0f, -2.0f};
   std::memcpy(f.data(), n, 8);
-  CHECK(server::gpio_levels(p, t, f) == std::vector<uint8_t>{0, 1});
-  CHECK(server::gpio_levels(p, t, std::span<const uint8_t>(f).first(3)) == std::vector<uint8_t>{0, 0});  // no element
+  CHECK(sensors::gpio_levels(p, t, f) == std::vector<uint8_t>{0, 1});
+  CHECK(sensors::gpio_levels(p, t, std::span<const uint8_t>(f).first(3)) == std::vector<uint8_t>{0, 0});  // no element
   t.dtype = DType::boolean;  // not read: nothing driven
-  CHECK(server::gpio_levels(p, t, f) == std::vector<uint8_t>{0, 0});
+  CHECK(sensors::gpio_levels(p, t, f) == std::vector<uint8_t>{0, 0});
 }
 
-TEST_CASE("GPIO specs: CHIP:LINE[,LINE...]") {
-  auto g = server::parse_gpio_spec("gpiochip0:17,27");
+TEST_CASE("GPIO specs: CHIP:LINE[,LINE...][:idle=LEVELS]") {
+  auto g = sensors::parse_gpio_spec("gpiochip0:17,27");
   REQUIRE(g.ok());
   CHECK(g->chip == "gpiochip0");
   CHECK(g->lines == std::vector<uint32_t>{17, 27});
-  CHECK(server::parse_gpio_spec("/dev/gpiochip4:3")->chip == "/dev/gpiochip4");
+  CHECK(sensors::parse_gpio_spec("/dev/gpiochip4:3")->chip == "/dev/gpiochip4");
   for (const char* bad : {"gpiochip0", "gpiochip0:", ":1", "gpiochip0:1,", "gpiochip0:1,1", "gpiochip0:x",
                           "gpiochip0:-1"}) {
     CAPTURE(bad);
-    CHECK_FALSE(server::parse_gpio_spec(bad).ok());
+    CHECK_FALSE(sensors::parse_gpio_spec(bad).ok());
   }
-  auto missing = server::open_gpio_lines(*server::parse_gpio_spec("/nonexistent/gpiochip9:0"));
+  CHECK(g->idle == std::vector<uint8_t>{0, 0});  // low unless configured
+  CHECK(sensors::parse_gpio_spec("gpiochip0:17,27:idle=high")->idle == std::vector<uint8_t>{1, 1});
+  CHECK(sensors::parse_gpio_spec("gpiochip0:17,27:idle=low")->idle == std::vector<uint8_t>{0, 0});
+  auto mixed = sensors::parse_gpio_spec("cp2112_gpio:0,1,2:idle=1,0,1");
+  REQUIRE(mixed.ok());
+  CHECK(mixed->chip == "cp2112_gpio");
+  CHECK(mixed->lines == std::vector<uint32_t>{0, 1, 2});
+  CHECK(mixed->idle == std::vector<uint8_t>{1, 0, 1});
+  for (const char* bad : {"gpiochip0:1,2:idle=", "gpiochip0:1,2:idle=on", "gpiochip0:1,2:idle=1",
+                          "gpiochip0:1,2:idle=1,0,", "gpiochip0:1,2:idle=1,2", "gpiochip0:1,2:idle=10",
+                          "gpiochip0:idle=high", ":idle=1"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(sensors::parse_gpio_spec(bad).ok());
+  }
+  auto missing = sensors::open_gpio_lines(*sensors::parse_gpio_spec("/nonexistent/gpiochip9:0"));
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().message.find("cannot open GPIO chip") != std::string::npos);
 }
@@ -490,7 +553,7 @@ TEST_CASE("submit: one engine strictly in turn, engines concurrently, status ans
 namespace {
 Harness server_with_sensor(const std::string& path, std::chrono::milliseconds interval) {
   server::ServerOptions o;
-  auto src = server::open_raw_frame_source(path);
+  auto src = sensors::open_raw_frame_source(path);
   REQUIRE(src.ok());
   o.sensors.emplace_back(0, server::SensorConfig{std::move(src).value(), interval, nullptr});
   return make_server(1, std::move(o));
@@ -555,24 +618,24 @@ TEST_CASE("acquire single from a recorded file: frames in order, looped; inject;
 }
 
 TEST_CASE("camera specs: v4l2:DEVICE[:WxH[:FOURCC]]") {
-  auto o = server::parse_v4l2_spec("v4l2:/dev/video2:640x480:YUYV");
+  auto o = sensors::parse_v4l2_spec("v4l2:/dev/video2:640x480:YUYV");
   REQUIRE(o.ok());
   CHECK(o->device == "/dev/video2");
   CHECK((o->width == 640 && o->height == 480));
   CHECK(o->fourcc == "YUYV");
-  o = server::parse_v4l2_spec("v4l2:/dev/video0");
+  o = sensors::parse_v4l2_spec("v4l2:/dev/video0");
   REQUIRE(o.ok());
   CHECK((o->width == 0 && o->fourcc.empty()));
   for (const char* bad : {"v4l2:", "v4l2:video0", "v4l2:/dev/video0:640", "v4l2:/dev/video0:0x480",
                           "v4l2:/dev/video0:640x480:YUV", "v4l2:/dev/video0:1x1:YUYV:extra", "/dev/video0"}) {
     CAPTURE(bad);
-    CHECK_FALSE(server::parse_v4l2_spec(bad).ok());
+    CHECK_FALSE(sensors::parse_v4l2_spec(bad).ok());
   }
   // An absent camera is not an error at start (it is opened when it appears: test_sensor_frames.cpp).
-  auto missing = server::open_v4l2_frame_source(*server::parse_v4l2_spec("v4l2:/nonexistent/video9"));
+  auto missing = sensors::open_v4l2_frame_source(*sensors::parse_v4l2_spec("v4l2:/nonexistent/video9"));
   REQUIRE(missing.ok());
   CHECK_FALSE((*missing)->present());
-  auto not_camera = server::open_v4l2_frame_source(*server::parse_v4l2_spec("v4l2:/dev/null"));
+  auto not_camera = sensors::open_v4l2_frame_source(*sensors::parse_v4l2_spec("v4l2:/dev/null"));
   REQUIRE_FALSE(not_camera.ok());
   CHECK(not_camera.error().message.find("not a V4L2 device") != std::string::npos);
 }
@@ -591,7 +654,7 @@ TEST_CASE("acquire stream: runs in the engine's turn in a session of its own, ou
     p.get_future().wait();
     return r;
   };
-  auto other = s->open_session(server::Peer::of("local", "other"));
+  auto other = s->open_session(server::Peer::of(server::Trust::process, "local", "other"));
   auto inferences = [&] { return decode_engine_info(submit_as(*other, Command::GET_ENGINE_INFO, 0).payload)->inferences; };
   const std::vector<uint8_t> stop{0, 0, 0, 0};  // the aisrv extension: u32 mode 0 (single)
   // XMOS hosts send tensor 0 and no payload: that starts the stream.

@@ -34,7 +34,7 @@ std::unique_ptr<Server> make_server(size_t engines = 2, server::ServerOptions op
   return std::move(s).value();
 }
 
-std::shared_ptr<Session> local(Server& s, std::string name = "test") { return s.open_session(Peer::of("local", name)); }
+std::shared_ptr<Session> local(Server& s, std::string name = "test") { return s.open_session(Peer::of(server::Trust::process, "local", name)); }
 
 Response call(Server& s, Session& who, Command cmd, uint32_t engine = 0, uint32_t tensor = 0,
               std::span<const uint8_t> payload = {}) {
@@ -224,7 +224,7 @@ TEST_CASE("access: with an admin group, other Unix users may use models but not 
   server::ServerOptions o;
   o.access.admin_gid = 4242;
   auto s = make_server(1, std::move(o));
-  Peer stranger = Peer::of("unix");
+  Peer stranger = Peer::of(server::Trust::credentials, "unix");
   stranger.uid = 65000;
   stranger.gid = 65000;
   Peer member = stranger;
@@ -266,7 +266,7 @@ TEST_CASE("token: a TCP session may only identify itself until AUTH with the rig
   server::ServerOptions o;
   o.access.token = "0123456789abcdef-secret";
   auto s = make_server(1, std::move(o));
-  Peer remote = Peer::of("tcp", "192.0.2.7:40000");
+  Peer remote = Peer::of(server::Trust::address, "tcp", "192.0.2.7:40000");
   remote.loopback = false;
   auto t = s->open_session(remote);
   CHECK_FALSE(t->authenticated());
@@ -286,7 +286,7 @@ TEST_CASE("token: a TCP session may only identify itself until AUTH with the rig
   CHECK(log_of(*s, *t, 0).find("failed AUTH attempt(s) from 192.0.2.7; the next is allowed in") != std::string::npos);
   CHECK_FALSE(t->authenticated());
   // A new session from the same address waits too (the port changes with every connection).
-  Peer again = Peer::of("tcp", "192.0.2.7:40001");
+  Peer again = Peer::of(server::Trust::address, "tcp", "192.0.2.7:40001");
   again.loopback = false;
   CHECK(call(*s, *s->open_session(again), Command::AUTH, 0, 0, token(right, right.size())).status ==
         AISRV_STATUS_ERROR_DENIED);

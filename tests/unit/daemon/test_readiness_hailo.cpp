@@ -80,18 +80,18 @@ TEST_CASE("readiness with a Hailo-8 engine whose device stops answering") {
   server::EngineSlot& slot = *s.engine(0);
   const auto hef = th::container(0, th::simple_file());
   REQUIRE(slot.load_model(hef, engine::Placement::external, "wire (external)").ok());
-  auto session = s.open_session(server::Peer::of("local"));
+  auto session = s.open_session(server::Peer::of(server::Trust::process, "local"));
   const std::vector<uint8_t> input(16, 7);
   const protocol::InferTensor in{0, input};
   std::vector<uint8_t> answer;
-  REQUIRE(s.infer_call(*session, slot, std::span(&in, 1), 0, answer).ok());
+  REQUIRE(s.acquisition().infer_call(*session, slot, std::span(&in, 1), 0, answer).ok());
   r = page.readiness();
   CHECK(r.ready);
   CHECK(r.text == "ready: 1 engine\n");
 
   // The device stops answering: HailoRT's write times out, the inference fails with its reason.
   fail("hailo_vstream_write_raw_buffer", 4);
-  CHECK_FALSE(s.infer_call(*session, slot, std::span(&in, 1), 0, answer).ok());
+  CHECK_FALSE(s.acquisition().infer_call(*session, slot, std::span(&in, 1), 0, answer).ok());
   r = page.readiness();
   CHECK_FALSE(r.ready);
   CHECK(r.text.find("not ready: engine 0 (hailo8): failing: its last inference failed: hailo_vstream_write_raw_buffer"
@@ -105,7 +105,7 @@ TEST_CASE("readiness with a Hailo-8 engine whose device stops answering") {
 
   // It answers again: the next inference reconfigures, completes, and the engine is ready.
   fail("hailo_vstream_write_raw_buffer", 0);
-  REQUIRE(s.infer_call(*session, slot, std::span(&in, 1), 0, answer).ok());
+  REQUIRE(s.acquisition().infer_call(*session, slot, std::span(&in, 1), 0, answer).ok());
   CHECK(page.readiness().ready);
   metrics = page.render();
   CHECK(value_line(metrics, R"(aisrv_inferences_total{engine="0",result="completed"})") ==

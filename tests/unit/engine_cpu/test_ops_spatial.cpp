@@ -1067,7 +1067,7 @@ TEST_CASE("SOFTMAX float32") {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------------------
-// Optimised kernels (kernels/opt/pool2d.cpp, resize.cpp) against the reference kernels, called directly: randomized
+// Optimised kernels (kernels/opt/pool_2d.cpp, resize.cpp) against the reference kernels, called directly: randomized
 // MAX_POOL_2D and RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR cases of every type, byte for byte, at every SIMD level
 // of this processor on 1 and 3 threads (the pool hands out even the smallest operator). Every buffer is its own
 // exact-size heap allocation, so AddressSanitizer sees any access outside it. Each case also checks that the

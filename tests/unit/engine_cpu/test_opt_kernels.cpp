@@ -289,11 +289,15 @@ struct DepthwiseCase {
   size_t out_bytes = 0;
 };
 
-bool random_depthwise(Rng& r, DepthwiseCase& c, bool u8, bool extreme) {
+// `channels` > 0: that many channels, multiplier 1 (the AVX-512 level's 32-channel blocks and 16-channel tail).
+bool random_depthwise(Rng& r, DepthwiseCase& c, bool u8, bool extreme, int32_t channels = 0) {
   DepthwiseConv2DParams& p = c.p;
   p.dtype = u8 ? DType::uint8 : DType::int8;
-  p.depth_multiplier = r.pick({1, 1, 1, 2, 3, 8});
-  const int32_t ic = p.depth_multiplier == 8 && r.chance(0.5) ? 1 : (r.chance(0.2) ? r.uniform(17, 70) : r.uniform(1, 16));
+  p.depth_multiplier = channels > 0 ? 1 : r.pick({1, 1, 1, 2, 3, 8});
+  const int32_t ic = channels > 0 ? channels
+                     : p.depth_multiplier == 8 && r.chance(0.5)
+                         ? 1
+                         : (r.chance(0.2) ? r.uniform(17, 70) : r.uniform(1, 16));
   const int32_t oc = ic * p.depth_multiplier;
   int32_t fh = r.pick({1, 2, 3, 3, 3, 5}), fw = r.chance(0.8) ? fh : r.pick({1, 2, 3});
   if (r.chance(0.05)) {  // micro_speech's 10 x 8 filter
@@ -349,12 +353,13 @@ bool random_depthwise(Rng& r, DepthwiseCase& c, bool u8, bool extreme) {
   return true;
 }
 
-void check_depthwise(Rng& r, bool u8, bool extreme, int cases, const std::vector<Config>& cfgs = configs()) {
+void check_depthwise(Rng& r, bool u8, bool extreme, int cases, const std::vector<Config>& cfgs = configs(),
+                     int32_t channels = 0) {
   ReferenceKernelBackend ref;
   int done = 0;
   while (done < cases) {
     DepthwiseCase c;
-    if (!random_depthwise(r, c, u8, extreme)) continue;
+    if (!random_depthwise(r, c, u8, extreme, channels)) continue;
     ++done;
     const auto want = run(ref, c.p, c.out_bytes);
     for (const auto [level, threads] : cfgs) {
@@ -448,6 +453,23 @@ void random_cases_at_level(SimdLevel level) {
 
 AISRV_SIMD_LEVEL_CASES("CONV_2D and DEPTHWISE_CONV_2D: opt equals ref on random cases", random_cases_at_level)
 
+// DEPTHWISE_CONV_2D with channel counts that fill whole 32-channel blocks (AVX-512: one zmm of int16 pairs), leave a
+// 16-channel tail (48, 80, 144: MobileNet's) or a partial last block (40, 100), int8 and uint8, normal and extreme.
+void depthwise_blocks_at_level(SimdLevel level) {
+  const std::vector<Config> cfgs{{level, 1}, {level, 2}};
+  Rng r(200 + static_cast<uint32_t>(level));
+  for (int32_t channels : {32, 40, 48, 64, 80, 96, 100, 144, 192}) {
+    INFO("channels " << channels);
+    check_depthwise(r, false, false, 4, cfgs, channels);
+    check_depthwise(r, true, false, 3, cfgs, channels);
+    check_depthwise(r, false, true, 1, cfgs, channels);
+    check_depthwise(r, true, true, 1, cfgs, channels);
+  }
+}
+
+AISRV_SIMD_LEVEL_CASES("DEPTHWISE_CONV_2D: opt equals ref on 32-channel blocks and 16-channel tails",
+                       depthwise_blocks_at_level)
+
 TEST_CASE("CONV_2D: many pixels and a deep filter span several im2col tiles") {
   ReferenceKernelBackend ref;
   Rng r(4);
@@ -516,7 +538,7 @@ TEST_CASE("the optimised kernels read their prepared data (a poisoned block chan
   d.p.bias = d.bias.data();
   d.p.output_shift.assign(d.p.output_shift.size(), -8);
   const auto want_d = run(ref, d.p, d.out_bytes);
-  // Prepared layouts (conv2d.cpp, depthwise_conv2d.cpp): header, packed weights, then the biases.
+  // Prepared layouts (conv_2d.cpp, depthwise_conv_2d.cpp): header, packed weights, then the biases.
   const size_t conv_depth = static_cast<size_t>(c.p.filter_shape.h * c.p.filter_shape.w * c.p.filter_shape.c);
   const size_t conv_bias_at = opt::kPreparedHeaderBytes + (conv_depth + conv_depth % 2) * 16 * sizeof(int16_t);
   const size_t dw_channels = (static_cast<size_t>(d.p.output_shape.c) + 15) / 16 * 16;
@@ -1000,7 +1022,7 @@ TEST_CASE("AVERAGE_POOL_2D: opt equals ref on random windows, strides, SAME/VALI
 // ---- ADD -------------------------------------------------------------------------------------------------------
 
 // Random input bytes for p's shapes; every configuration of the optimised backend against the reference.
-void check_add(Rng& r, AddParams p, bool u8, const std::string& what) {
+void check_add(Rng& r, AddParams p, bool u8, const std::string& what, const std::vector<Config>& cfgs = configs()) {
   ReferenceKernelBackend ref;
   auto bytes = [&](const Shape& shape) {
     const auto n = static_cast<size_t>(shape.elements());
@@ -1011,7 +1033,7 @@ void check_add(Rng& r, AddParams p, bool u8, const std::string& what) {
   p.input2 = b.data();
   const auto out_bytes = static_cast<size_t>(p.output_shape.elements());
   const auto want = run(ref, p, out_bytes);
-  for (const auto [level, threads] : configs()) {
+  for (const auto [level, threads] : cfgs) {
     INFO("level " << simd_level_name(level) << " threads " << threads << (u8 ? " uint8" : " int8") << " elements "
                   << out_bytes << " " << what);
     const auto got = run(*backend_for(level, threads), p, out_bytes);
@@ -1019,9 +1041,8 @@ void check_add(Rng& r, AddParams p, bool u8, const std::string& what) {
   }
 }
 
-TEST_CASE("ADD: opt equals ref on random element counts, offsets, scales and clamps; broadcasting too") {
-  Rng r(11);
-  for (int i = 0; i < 300; ++i) {
+void random_adds(Rng& r, int cases, const std::vector<Config>& cfgs) {
+  for (int i = 0; i < cases; ++i) {
     const bool u8 = r.chance(0.4);
     AddParams p;
     p.dtype = u8 ? DType::uint8 : DType::int8;
@@ -1047,16 +1068,20 @@ TEST_CASE("ADD: opt equals ref on random element counts, offsets, scales and cla
     p.input1_shift = r.uniform(-4, 0);
     p.input2_shift = r.uniform(-4, 0);
     p.output_shift = r.uniform(-24, -14);
-    check_add(r, p, u8, broadcast ? "broadcast" : "");
+    check_add(r, p, u8, broadcast ? "broadcast" : "", cfgs);
   }
 }
 
-TEST_CASE("ADD: rounding ties of every rescale, negative ones included, are rounded as the reference does") {
-  // Small input multipliers and an output multiplier of exactly one half with small shifts keep the rescaled values
-  // small, so that ties (x = 2^(e-1) mod 2^e) happen at every stage for a good share of the elements — the
-  // realistic parameters of the test above (shifts of -14 and less at the output) almost never produce one.
-  Rng r(12);
-  for (int i = 0; i < 120; ++i) {
+TEST_CASE("ADD: opt equals ref on random element counts, offsets, scales and clamps; broadcasting too") {
+  Rng r(11);
+  random_adds(r, 300, configs());
+}
+
+// Small input multipliers and an output multiplier of exactly one half with small shifts keep the rescaled values
+// small, so that ties (x = 2^(e-1) mod 2^e) happen at every stage for a good share of the elements — the realistic
+// parameters of random_adds (shifts of -14 and less at the output) almost never produce one.
+void tie_adds(Rng& r, int cases, const std::vector<Config>& cfgs) {
+  for (int i = 0; i < cases; ++i) {
     const bool u8 = r.chance(0.4);
     AddParams p;
     p.dtype = u8 ? DType::uint8 : DType::int8;
@@ -1078,9 +1103,24 @@ TEST_CASE("ADD: rounding ties of every rescale, negative ones included, are roun
     p.input2_shift = r.uniform(-3, 0);
     p.output_shift = r.uniform(-4, -1);
     check_add(r, p, u8, "shifts " + std::to_string(p.input1_shift) + ", " + std::to_string(p.input2_shift) + ", " +
-                            std::to_string(p.output_shift));
+                            std::to_string(p.output_shift), cfgs);
   }
 }
+
+TEST_CASE("ADD: rounding ties of every rescale, negative ones included, are rounded as the reference does") {
+  Rng r(12);
+  tie_adds(r, 120, configs());
+}
+
+// Both ADD sets once more at one level alone, 1 and 2 threads (the AVX-512 level has its own 16-lane loop).
+void adds_at_level(SimdLevel level) {
+  const std::vector<Config> cfgs{{level, 1}, {level, 2}};
+  Rng r(300 + static_cast<uint32_t>(level));
+  random_adds(r, 80, cfgs);
+  tie_adds(r, 40, cfgs);
+}
+
+AISRV_SIMD_LEVEL_CASES("ADD: opt equals ref on random and rounding-tie cases", adds_at_level)
 
 // ---- MEAN -------------------------------------------------------------------------------------------------------
 

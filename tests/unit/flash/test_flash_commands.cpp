@@ -32,7 +32,7 @@ struct Rig {
     auto s = Server::create(std::move(o), std::move(backends));
     REQUIRE(s.ok());
     server = std::move(s).value();
-    session = server->open_session(server::Peer::of("local", "test"));
+    session = server->open_session(server::Peer::of(server::Trust::process, "local", "test"));
   }
   std::shared_ptr<server::Session> session;
 

@@ -567,7 +567,7 @@ TEST_CASE("without device= HailoRT picks the device; loading a new model reconfi
   REQUIRE(b->invoke(run.ctx()).ok());
   CHECK(d.count("hailo_create_vdevice device_count=1 scheduling=1 device_ids=none") == 1);
   REQUIRE(b->load(th::container(1, th::simple_file()), {}).ok());  // same tensors, v1 container
-  CHECK(d.live() == 0);  // the old session went with the old model
+  CHECK(d.live() == 0);  // the old configured network went with the old model
   REQUIRE(b->invoke(run.ctx()).ok());
   CHECK(d.count("hailo_configure_vdevice") == 2);
   CHECK(d.count("hailo_get_library_version") == 1);  // the library stays loaded
@@ -586,12 +586,12 @@ TEST_CASE("a sibling loads a new HEF beside the serving model without the device
   REQUIRE(sibling != nullptr);
   CHECK(sibling->options() == b->options());
   REQUIRE(sibling->load(th::container(1, th::simple_file()), {}).ok());
-  CHECK(d.live() == live);  // loading the sibling touched neither the device nor the old session
+  CHECK(d.live() == live);  // loading the sibling touched neither the device nor the old configured network
   CHECK(d.count("hailo_create_vdevice") == 1);
   CHECK(sibling->load(std::vector<uint8_t>(64, 0x5A), {}).error().code == Errc::model_error);  // a refused HEF...
   REQUIRE(b->invoke(run.ctx()).ok());  // ...changes nothing for the serving model
   REQUIRE(sibling->load(th::container(1, th::simple_file()), {}).ok());
-  b.reset();  // what the interpreter does after the swap: the old session, network group and device go first
+  b.reset();  // what the interpreter does after the swap: the old network group, its vstreams and the device go first
   CHECK(d.live() == 0);
   REQUIRE(sibling->invoke(run.ctx()).ok());
   CHECK(d.count("hailo_configure_vdevice") == 2);

@@ -47,7 +47,7 @@ TEST_CASE("C++ API: set input, infer, get output; errors are typed and logged") 
   CHECK(*ch->input_length(0) == 8);
   CHECK(ch->input_length(1).error().code == Errc::bad_tensor);
   CHECK(ch->set_input(0, std::span(in).first(7)).error().code == Errc::bad_length);
-  CHECK(ch->session().last_line(0).find("local set_input_tensor: input tensor 0 'in0' takes 8 bytes, 7 were sent") !=
+  CHECK(ch->session().last_line(0).find("SET_INPUT_TENSOR: input tensor 0 'in0' takes 8 bytes, 7 were sent") !=
         std::string::npos);
   CHECK((ch->status() & AISRV_STATUS_ERROR_BAD_LENGTH) != 0);
   CHECK(ch->status() == 0);  // error bits clear when read
@@ -69,7 +69,7 @@ TEST_CASE("C API: aisrv_local_acquire_single takes the sensor's next frame into 
   std::vector<std::unique_ptr<engine::InferenceBackend>> b;
   b.push_back(std::make_unique<test::TestBackend>());
   server::ServerOptions o;
-  auto src = server::open_raw_frame_source(frames);
+  auto src = sensors::open_raw_frame_source(frames);
   REQUIRE(src.ok());
   o.sensors.emplace_back(0, server::SensorConfig{std::move(src).value(), std::chrono::milliseconds(100), nullptr});
   auto s = server::Server::create(std::move(o), std::move(b));
@@ -112,7 +112,7 @@ TEST_CASE("local calls and queued requests on one engine never overlap") {
   std::vector<Response> resp(20);
   std::vector<std::promise<void>> done(20);
   Request req{Header{static_cast<uint32_t>(Command::START_INFER), 0, 0}, {}};
-  auto remote = s->open_session(server::Peer::of("test", "queued"));
+  auto remote = s->open_session(server::Peer::of(server::Trust::process, "test", "queued"));
   for (int i = 0; i < 20; ++i) s->submit(*remote, req, resp[i], [&done, i] { done[i].set_value(); });
   std::thread local([&] {
     for (int i = 0; i < 20; ++i) CHECK(ch->start_inference().ok());  // TestBackend throws on overlap

@@ -95,7 +95,7 @@ TEST_CASE("the worked hex trace in docs/transport-spi.md is what the code puts o
   auto server = std::move(server::Server::create({}, std::move(b))).value();
   phy::spi::LinkSlaveOptions o;
   o.boot = 0x0B00710D;  // fixed so the trace is reproducible (normally random per start)
-  auto session = server->open_session(server::Peer::of("spi", "docs trace"));
+  auto session = server->open_session(server::Peer::of(server::Trust::physical, "spi", "docs trace"));
   phy::spi::LinkSlave slave(
       o,
       [&](const protocol::Request& req, protocol::Response& resp, std::function<void()> done) {

@@ -2,7 +2,7 @@
 // socketpair(AF_UNIX, SOCK_SEQPACKET) pairs stand in for bulk OUT and bulk IN: one message is one packet, a
 // zero-length message is a zero-length packet, a message longer than the max packet size is babble. Beside the data
 // it keeps what a real link has: endpoint halts (set by the device, refusing packets, cleared by the host), the
-// interface's enabled state, and the control pipe, whose vendor requests go to the UsbSession.
+// interface's enabled state, and the control pipe, whose vendor requests go to the UsbConnection.
 // Every packet is recorded (size per direction) so tests can check the bytes on the "bus"; faults can be injected by
 // flipping a bit of a chosen packet.
 #pragma once
@@ -23,7 +23,7 @@
 
 #include "aisrv/client/usb_link.hpp"
 #include "aisrv/phy/usb_device_endpoints.hpp"
-#include "aisrv/phy/usb_session.hpp"
+#include "aisrv/phy/usb_connection.hpp"
 
 namespace aisrv::test {
 
@@ -47,7 +47,7 @@ class SeqpacketLink {
 
   phy::usb::DeviceEndpoints& device() { return dev_; }
   client::usb::HostEndpoints& host() { return host_; }
-  void attach(phy::usb::UsbSession* session) { session_ = session; }
+  void attach(phy::usb::UsbConnection* session) { session_ = session; }
 
   // The host configures / deconfigures the interface; close() ends the device's serving loop.
   void enable() {
@@ -357,7 +357,7 @@ class SeqpacketLink {
   std::optional<size_t> corrupt_out_, corrupt_in_;
   std::vector<size_t> out_sizes_, in_sizes_;
   std::vector<std::vector<uint8_t>> out_packets_, in_packets_;
-  phy::usb::UsbSession* session_ = nullptr;
+  phy::usb::UsbConnection* session_ = nullptr;
   Device dev_;
   Host host_;
 };

@@ -1,4 +1,4 @@
-// aisrv tests — the USB bulk framing end to end without USB: the device session (phy/usb UsbSession, with the real
+// aisrv tests — the USB bulk framing end to end without USB: the device session (phy/usb UsbConnection, with the real
 // interpreter and test-double engines) and the host framing (host/client UsbHostLink) talk over SeqpacketLink, one
 // SOCK_SEQPACKET message per packet. Checks the bytes on the "bus" (command packet, short packets, zero-length
 // packets, CRC trailers), every payload length around packet multiples, CRC mismatches, stalls with their reason,
@@ -10,7 +10,7 @@
 
 #include "aisrv/client/client.hpp"
 #include "aisrv/client/usb_link.hpp"
-#include "aisrv/phy/usb_session.hpp"
+#include "aisrv/phy/usb_connection.hpp"
 #include "aisrv/protocol/crc32.h"
 #include "aisrv/protocol/usb_link.hpp"
 #include "aisrv/server.hpp"
@@ -41,7 +41,7 @@ struct Rig {
     backends.push_back(std::make_unique<test::TestBackend>());
     backends.push_back(std::make_unique<test::TestBackend>());
     server = std::move(server::Server::create(std::move(so), std::move(backends))).value();
-    session = std::move(phy::usb::UsbSession::create(*server, link.device())).value();
+    session = std::move(phy::usb::UsbConnection::create(*server, link.device())).value();
     link.attach(session.get());
     link.enable();
     host = std::make_unique<client::usb::UsbHostLink>(link.host(), "test link");
@@ -77,7 +77,7 @@ struct Rig {
 
   test::SeqpacketLink link;
   std::unique_ptr<server::Server> server;
-  std::unique_ptr<phy::usb::UsbSession> session;
+  std::unique_ptr<phy::usb::UsbConnection> session;
   std::unique_ptr<client::usb::UsbHostLink> host;
   std::thread serving;
 };

@@ -1,6 +1,6 @@
 # aisrv VM benchmark, sensors (guest script, busybox sh; tools/bench sensor runs it through tests/vm/vm-run) — vivid's
-# 640x480 YUYV camera: bench_sensor measures the capture alone, then starts aisrvd on the camera and measures
-# START_ACQUIRE_SINGLE and a stream.
+# 640x480 YUYV camera: bench_sensor measures the capture alone, then a frame's age at START_ACQUIRE_SINGLE's reply
+# (from its V4L2 timestamp) and the conversion steps in process, then starts aisrvd on the camera for a stream.
 export PATH=/vmtest/bin:$PATH HOME=/tmp
 node=""
 for f in /sys/class/video4linux/video*; do

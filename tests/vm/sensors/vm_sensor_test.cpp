@@ -4,10 +4,13 @@
 // --sensor 0=v4l2:… and --sensor-i2c, and checks that START_ACQUIRE_SINGLE's frame (GET_SENSOR_TENSOR) equals what an
 // independent conversion (floating-point BT.601) and an independent bilinear resize (half-pixel centres, double
 // precision) of that frame give — also for a crop window (XMOS's payload) — and that register writes reach the
-// i2c-stub chip and a write to an absent address fails with the errno. Needs /vmtest/data/mobilenet.tflite (an RGB
-// uint8 model, 128x128 input).
+// i2c-stub chip and a write to an absent address fails with the errno. The float32 path: a float32 RGB model made
+// here with the TFLite writer (channel means) takes pixel / 255 of the same independent conversion; and its output
+// drives the lines of the emulated CP2112 (tests/vm/gpio) from a stream while vivid's colour changes. Needs
+// /vmtest/data/mobilenet.tflite (an RGB uint8 model, 128x128 input).
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <gpiod.h>
 #include <linux/i2c-dev.h>
 #include <linux/i2c.h>
 #include <linux/videodev2.h>
@@ -27,7 +30,10 @@
 #include <vector>
 
 #include "aisrv/client/client.hpp"
+#include "cp2112_emulator.hpp"
+#include "frame_check.hpp"
 #include "process.hpp"
+#include "tflite_writer.hpp"
 
 using namespace aisrv;
 
@@ -102,62 +108,12 @@ std::vector<uint8_t> reference_frame(const std::string& node, uint32_t fourcc, u
   return frame;
 }
 
-// Independent floating-point BT.601 (limited range) YUYV -> RGB.
-std::vector<double> to_rgb(const std::vector<uint8_t>& yuyv) {
-  std::vector<double> rgb(kW * kH * 3);
-  for (uint32_t i = 0; i < kW * kH; ++i) {
-    const uint8_t* pair = &yuyv[(i & ~1u) * 2];
-    const double y = 1.164 * (pair[(i & 1) * 2] - 16.0), u = pair[1] - 128.0, v = pair[3] - 128.0;
-    const double r = y + 1.596 * v, g = y - 0.392 * u - 0.813 * v, b = y + 2.017 * u;
-    rgb[i * 3] = std::clamp(std::round(r), 0.0, 255.0);
-    rgb[i * 3 + 1] = std::clamp(std::round(g), 0.0, 255.0);
-    rgb[i * 3 + 2] = std::clamp(std::round(b), 0.0, 255.0);
-  }
-  return rgb;
-}
-
-// Independent bilinear resize with half-pixel centres (double precision), truncated to uint8 as the input takes it.
-std::vector<uint8_t> resize(const std::vector<double>& rgb, uint32_t x0, uint32_t y0, uint32_t w, uint32_t h) {
-  std::vector<uint8_t> out(kOut * kOut * 3);
-  for (uint32_t oy = 0; oy < kOut; ++oy)
-    for (uint32_t ox = 0; ox < kOut; ++ox) {
-      const double sy = std::max(0.0, (oy + 0.5) * h / kOut - 0.5), sx = std::max(0.0, (ox + 0.5) * w / kOut - 0.5);
-      const uint32_t ya = static_cast<uint32_t>(sy), xa = static_cast<uint32_t>(sx);
-      const uint32_t yb = std::min(ya + 1, h - 1), xb = std::min(xa + 1, w - 1);
-      const double fy = sy - ya, fx = sx - xa;
-      for (uint32_t c = 0; c < 3; ++c) {
-        auto at = [&](uint32_t y, uint32_t x) { return rgb[((y0 + y) * kW + x0 + x) * 3 + c]; };
-        const double v = at(ya, xa) * (1 - fy) * (1 - fx) + at(ya, xb) * (1 - fy) * fx + at(yb, xa) * fy * (1 - fx) +
-                         at(yb, xb) * fy * fx;
-        out[(oy * kOut + ox) * 3 + c] = static_cast<uint8_t>(std::clamp(v, 0.0, 255.0));
-      }
-    }
-  return out;
-}
-
 // RGB24 and GREY frames as doubles (GREY repeated into three channels, as the RGB input takes it).
 std::vector<double> as_rgb(const std::vector<uint8_t>& frame, bool grey) {
   std::vector<double> rgb(kW * kH * 3);
   for (uint32_t i = 0; i < kW * kH; ++i)
     for (uint32_t c = 0; c < 3; ++c) rgb[i * 3 + c] = grey ? frame[i] : frame[i * 3 + c];
   return rgb;
-}
-
-void compare(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
-  REQUIRE(got.size() == want.size());
-  std::vector<bool> seen(256);
-  for (uint8_t v : want) seen[v] = true;
-  CHECK(std::count(seen.begin(), seen.end(), true) >= 2);  // a picture, not a blank frame
-  int worst = 0;
-  double sum = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const int d = std::abs(int(got[i]) - int(want[i]));
-    worst = std::max(worst, d);
-    sum += d;
-  }
-  MESSAGE("frame vs independent conversion: max difference " << worst << ", mean " << sum / double(got.size()));
-  CHECK(worst <= 2);  // integer vs floating-point conversion, float vs double interpolation
-  CHECK(sum / double(got.size()) < 0.5);
 }
 
 std::vector<uint8_t> window(uint32_t x0, uint32_t x1, uint32_t y0, uint32_t y1, uint32_t rw, uint32_t rh) {
@@ -223,14 +179,15 @@ TEST_CASE("vivid through aisrvd: the acquired frame is the independently convert
       REQUIRE_MESSAGE(st.ok(), (st ? "" : st.error().what()));
       auto frame = c->call(static_cast<uint32_t>(protocol::Command::GET_SENSOR_TENSOR), 0, 0);
       REQUIRE(frame.ok());
-      compare(*frame, resize(as_rgb(ref, fourcc == V4L2_PIX_FMT_GREY), 0, 0, kW, kH));
+      test::frames::compare(*frame,
+                            test::frames::resize(as_rgb(ref, fourcc == V4L2_PIX_FMT_GREY), kW, 0, 0, kW, kH, kOut));
     }
     CHECK(d.stop() == 0);
   }
 
   // YUYV: converted (BT.601), the whole picture and a window; then the I2C bus.
   const auto yuyv = reference_frame(node, V4L2_PIX_FMT_YUYV, 2, "75% Colorbar");
-  const auto rgb = to_rgb(yuyv);
+  const auto rgb = test::frames::yuyv_to_rgb(yuyv, kW, kH);
   const std::string sock = dir.file("s.sock");
   test::ServerProcess d({"/vmtest/bin/aisrvd", "--listen", "unix:" + sock, "--engine", "0=cpu", "--sensor",
                          "0=v4l2:" + node + ":640x480:YUYV", "--sensor-i2c", "0=" + bus},
@@ -247,7 +204,7 @@ TEST_CASE("vivid through aisrvd: the acquired frame is the independently convert
   REQUIRE_MESSAGE(st.ok(), (st ? "" : st.error().what()));
   auto frame = c->call(sensor, 0, 0);
   REQUIRE(frame.ok());
-  compare(*frame, resize(rgb, 0, 0, kW, kH));
+  test::frames::compare(*frame, test::frames::resize(rgb, kW, 0, 0, kW, kH, kOut));
   CHECK(c->get_output(0, 0).error().code == Errc::infer_error);  // nothing inferred yet
   REQUIRE(c->start_inference(0).ok());
   auto out = c->get_output(0, 0);  // the inference ran on it
@@ -259,7 +216,7 @@ TEST_CASE("vivid through aisrvd: the acquired frame is the independently convert
   REQUIRE_MESSAGE(st.ok(), (st ? "" : st.error().what()));
   frame = c->call(sensor, 0, 0);
   REQUIRE(frame.ok());
-  compare(*frame, resize(rgb, 100, 60, 320, 320));
+  test::frames::compare(*frame, test::frames::resize(rgb, kW, 100, 60, 320, 320, kOut));
   // Refused windows: empty, outside the picture, another output size.
   CHECK(c->call(acquire, 0, 0, window(10, 10, 0, 100, 0, 0)).error().code == Errc::bad_length);
   CHECK(c->call(acquire, 0, 0, window(600, 700, 0, 100, 0, 0)).error().code == Errc::bad_length);
@@ -437,4 +394,220 @@ TEST_CASE("hotplug: aisrvd starts without its camera, picks it up when it appear
   }
   CHECK(d.stop() == 0);
   std::filesystem::remove(named);
+}
+
+namespace {
+
+constexpr uint32_t kFloatSide = 128;
+
+// A float32 RGB model made here (the shared test data has none): input "image" 1x128x128x3 float32, one
+// AVERAGE_POOL_2D over the whole picture, output 0 1x1x1x3 float32 = the mean of each channel of the input. So its
+// output is a known function of the camera's picture, and (float32 output 0) GPIO thresholds are floats.
+std::vector<uint8_t> float_mean_model() {
+  namespace tw = aisrv::tflite_writer;
+  tw::ModelBuilder b;
+  const auto side = static_cast<int32_t>(kFloatSide);
+  const int32_t in = b.add_tensor(tw::TensorDef{"image", tw::DType::float32, {1, side, side, 3}, std::nullopt, {},
+                                                std::nullopt, false});
+  const int32_t out = b.add_tensor(tw::TensorDef{"channel_means", tw::DType::float32, {1, 1, 1, 3}, std::nullopt, {},
+                                                 std::nullopt, false});
+  tw::Pool2D pool;
+  pool.padding = tw::Padding::valid;
+  pool.stride_w = pool.stride_h = pool.filter_w = pool.filter_h = side;
+  b.add_operator(tw::Op::average_pool_2d, {in}, {out}, pool);
+  b.set_inputs({in});
+  b.set_outputs({out});
+  return b.finish("aisrv vm test: float32 RGB channel means");
+}
+
+std::vector<float> as_floats(const std::vector<uint8_t>& bytes) {
+  std::vector<float> f(bytes.size() / 4);
+  std::memcpy(f.data(), bytes.data(), f.size() * 4);
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("float32 camera path: vivid's YUYV frame into a float32 RGB input is pixel / 255 of the independent "
+          "conversion; the model infers on it") {
+  const std::string node = vivid_capture_node();
+  REQUIRE(!node.empty());
+  test::TempDir dir;
+  const auto model = float_mean_model();
+  const auto yuyv = reference_frame(node, V4L2_PIX_FMT_YUYV, 2, "75% Colorbar");
+  const auto rgb = test::frames::yuyv_to_rgb(yuyv, kW, kH);
+  const std::string sock = dir.file("float.sock");
+  test::ServerProcess d({"/vmtest/bin/aisrvd", "--listen", "unix:" + sock, "--engine", "0=cpu", "--sensor",
+                         "0=v4l2:" + node + ":640x480:YUYV"},
+                        sock);
+  {
+    auto c = client::Client::connect("unix:" + sock);
+    REQUIRE(c.ok());
+    REQUIRE(c->load_model(0, model).ok());
+    auto info = c->tensor_info(0);
+    REQUIRE(info.ok());
+    REQUIRE(info->inputs.size() == 1);
+    CHECK(info->inputs[0].dtype == protocol::DType::float32);
+    CHECK(info->inputs[0].bytes == kFloatSide * kFloatSide * 3 * 4);
+    const auto acquire = static_cast<uint32_t>(protocol::Command::START_ACQUIRE_SINGLE);
+    // The whole picture (tensor 1: acquire and infer), then a window (tensor 0, XMOS's: input only).
+    auto st = c->call(acquire, 0, 1);
+    REQUIRE_MESSAGE(st.ok(), (st ? "" : st.error().what()));
+    auto frame = c->sensor_frame(0);
+    REQUIRE(frame.ok());
+    test::frames::compare_float(*frame, test::frames::resize_real(rgb, kW, 0, 0, kW, kH, kFloatSide));
+    // The model's output is the channel means of exactly that input: within 1e-3 of the mean in double (a float sum
+    // of n = 16384 values in 0..1 is off by at most n * 2^-24 * the sum, i.e. the mean by under 1e-3).
+    const auto in = as_floats(*frame);
+    double mean[3] = {0, 0, 0};
+    for (size_t i = 0; i < in.size(); ++i) mean[i % 3] += in[i];
+    auto out = c->get_output(0, 0);
+    REQUIRE(out.ok());
+    const auto means = as_floats(*out);
+    REQUIRE(means.size() == 3);
+    for (int ch = 0; ch < 3; ++ch) {
+      CAPTURE(ch);
+      CHECK(std::abs(means[ch] - mean[ch] / (kFloatSide * kFloatSide)) <= 1e-3);
+    }
+    MESSAGE("channel means of the colour bars: " << means[0] << " " << means[1] << " " << means[2]);
+
+    st = c->call(acquire, 0, 0, window(100, 420, 60, 380, kFloatSide, kFloatSide));
+    REQUIRE_MESSAGE(st.ok(), (st ? "" : st.error().what()));
+    frame = c->sensor_frame(0);
+    REQUIRE(frame.ok());
+    test::frames::compare_float(*frame, test::frames::resize_real(rgb, kW, 100, 60, 320, 320, kFloatSide));
+  }
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("GPIO driven by a stream: vivid's colour decides which line of the emulated CP2112 is high while the stream "
+          "runs; the stop freezes them, unloading leaves them at the idle level") {
+  const std::string node = vivid_capture_node();
+  REQUIRE(!node.empty());
+  // The chip: the CP2112 emulated over FunctionFS (the guest script made the gadget; the GPIO test before this one
+  // may have left it bound to a closed FunctionFS, so it is detached first).
+  test::run({"/vmtest/bin/usb-gadget", "unbind", "--name", "cp2112"});
+  test::Cp2112Emulator chip("/dev/ffs-cp2112");
+  REQUIRE_MESSAGE(chip.start(), chip.error());
+  const auto bound = test::run({"/vmtest/bin/usb-gadget", "bind", "--name", "cp2112"});
+  REQUIRE_MESSAGE(bound.exit_code == 0, bound.out << bound.err);
+  gpiod_chip* found = nullptr;  // hid-cp2112 probes it and registers the gpiochip
+  for (int i = 0; i < 100 && !found; ++i) {
+    found = gpiod_chip_open_lookup("cp2112_gpio");
+    if (!found) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE_MESSAGE(found, "no gpiochip cp2112_gpio after binding the emulated CP2112");
+  gpiod_chip_close(found);
+
+  // A plain picture of one colour, set on vivid while aisrvd streams from it (another open handle: controls are the
+  // device's, not a handle's).
+  auto pattern = [&](const std::string& name) {
+    const int fd = ::open(node.c_str(), O_RDWR);
+    REQUIRE(fd >= 0);
+    set_menu(fd, "OSD Text Mode", "None");
+    set_menu(fd, "Test Pattern", name);
+    ::close(fd);
+  };
+  pattern("100% Red");
+  test::TempDir dir;
+  const std::string sock = dir.file("gpio-stream.sock");
+  // Lines 0, 1, 2 follow the R, G, B means; line 1 rests high (idle=0,1,0), so "idle" is not just "all low".
+  test::ServerProcess d({"/vmtest/bin/aisrvd", "--listen", "unix:" + sock, "--engine", "0=cpu", "--sensor",
+                         "0=v4l2:" + node + ":640x480:YUYV", "--gpio", "0=cp2112_gpio:0,1,2:idle=0,1,0",
+                         "--stream-fps", "5"},
+                        sock);
+  // Requested at start-up as outputs, at their idle levels.
+  CHECK((chip.direction() & 0x07) == 0x07);
+  CHECK((chip.latch() & 0x07) == 0b010);
+  {
+    auto c = client::Client::connect("unix:" + sock);
+    REQUIRE(c.ok());
+    REQUIRE(c->load_model(0, float_mean_model()).ok());
+    CHECK((chip.latch() & 0x07) == 0b010);  // loading a model changes no level
+    // Threshold mode, a float threshold (output 0 is float32): line i is high when channel i's mean is above 0.5.
+    for (uint32_t line = 0; line < 3; ++line) {
+      REQUIRE(c->set_gpio_threshold(0, line, 0.5).ok());
+      REQUIRE(c->set_gpio_enabled(0, line, true).ok());
+    }
+    REQUIRE(*c->gpio_mode(0) == 0);
+    // Waits up to `ms` for the pins to show `levels`; says how long the change took (pattern set -> pins).
+    auto wait_for = [&](uint8_t levels, int ms) {
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < ms / 20 && (chip.latch() & 0x07) != levels; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      MESSAGE("pins " << int(levels) << " after "
+                      << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start)
+                             .count()
+                      << " ms");
+      return chip.latch() & 0x07;
+    };
+    // Nothing infers yet: the lines stay at their idle levels.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    CHECK((chip.latch() & 0x07) == 0b010);
+    REQUIRE(c->acquire_stream(0, true).ok());
+    CHECK(wait_for(0b001, 10000) == 0b001);  // red: only line 0
+    // The starter reads the stream's outputs; the lines are set in the round before its outputs are handed over,
+    // so the first round may still be "no output yet" (ERROR_INFER_ERR, docs/sensors-gpio.md) for a moment.
+    auto out = c->get_output(0, 0);
+    for (int i = 0; i < 50 && !out; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      out = c->get_output(0, 0);
+    }
+    REQUIRE_MESSAGE(out.ok(), (out ? "" : out.error().message));
+    auto means = as_floats(*out);
+    REQUIRE(means.size() == 3);
+    MESSAGE("red: channel means " << means[0] << " " << means[1] << " " << means[2]);
+    CHECK(means[0] > 0.9f);
+    CHECK(means[1] < 0.1f);
+    CHECK(means[2] < 0.1f);
+    pattern("100% Blue");  // the camera changes under the running stream
+    CHECK(wait_for(0b100, 10000) == 0b100);
+    pattern("100% White");
+    CHECK(wait_for(0b111, 10000) == 0b111);
+    means = as_floats(*c->get_output(0, 0));
+    MESSAGE("white: channel means " << means[0] << " " << means[1] << " " << means[2]);
+    pattern("100% Green");
+    CHECK(wait_for(0b010, 10000) == 0b010);
+    const int sets_while_green = chip.gpio_sets();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // about 5 rounds, all green
+    CHECK(chip.gpio_sets() == sets_while_green);  // unchanged levels are not sent again
+    CHECK(*c->acquire_mode(0) == AISRV_ACQUIRE_MODE_STREAM);
+
+    // Stopped: no round drives the lines any more; they keep the last inference's levels (as after any inference,
+    // docs/sensors-gpio.md) — the camera turning red changes nothing.
+    pattern("100% Blue");
+    CHECK(wait_for(0b100, 10000) == 0b100);
+    REQUIRE(c->acquire_stream(0, false).ok());
+    CHECK(*c->acquire_mode(0) == 0);
+    const int sets_at_stop = chip.gpio_sets();
+    pattern("100% Red");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    CHECK((chip.latch() & 0x07) == 0b100);
+    CHECK(chip.gpio_sets() == sets_at_stop);
+    // Unloading drives them to their idle levels (line 1 high) and gives them back.
+    REQUIRE(c->unload_model(0).ok());
+    CHECK((chip.latch() & 0x07) == 0b010);
+
+    // Unloading while a stream runs: the lines go to their idle levels and stay there (no later round drives them).
+    REQUIRE(c->load_model(0, float_mean_model()).ok());
+    for (uint32_t line = 0; line < 3; ++line) {
+      REQUIRE(c->set_gpio_threshold(0, line, 0.5).ok());
+      REQUIRE(c->set_gpio_enabled(0, line, true).ok());
+    }
+    REQUIRE(c->acquire_stream(0, true).ok());
+    CHECK(wait_for(0b001, 10000) == 0b001);  // red
+    REQUIRE(c->unload_model(0).ok());
+    CHECK((chip.latch() & 0x07) == 0b010);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    CHECK((chip.latch() & 0x07) == 0b010);
+    // The stream's next round finds no model: the stream stops and says why.
+    for (int i = 0; i < 60 && *c->acquire_mode(0) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    CHECK(*c->acquire_mode(0) == 0);
+    auto log = c->debug_log(0, 3);
+    REQUIRE(log.ok());
+    MESSAGE("after unloading under a stream: " << *log);
+    CHECK(log->find("acquire stream stopped after an error: engine 0 has no model loaded") != std::string::npos);
+  }
+  CHECK(d.stop() == 0);
+  CHECK((chip.latch() & 0x07) == 0b010);
 }

@@ -24,7 +24,9 @@ as_user() {  # as_user NAME COMMAND...: the login user's uid, gid and supplement
 SOCK=/run/aisrv/aisrv.sock
 # alice's `aisrv version`: no --connect — she has no daemon of her own, so the CLI falls back to the system socket.
 alice_version() {  # alice_version WHAT
-  if as_user alice aisrv version > /tmp/alice.out 2>&1 && grep -q "protocol" /tmp/alice.out; then
+  # --timeout: socket activation answers once the daemon is up; an ASan build of it (hundreds of MB) takes tens of
+  # seconds to start under TCG on a loaded machine, more than the CLI's default 10 s.
+  if as_user alice aisrv --timeout 90000 version > /tmp/alice.out 2>&1 && grep -q "protocol" /tmp/alice.out; then
     pass "alice (aisrv-users) runs 'aisrv version' $1: $(tr '\n' ' ' < /tmp/alice.out | cut -c1-100)"
   else
     fail "alice (aisrv-users) runs 'aisrv version' $1: $(cat /tmp/alice.out)"
@@ -71,5 +73,8 @@ check test "$(systemctl show -p Result --value aisrvd.service)" = success
 check test ! -e "$SOCK"
 if [ $rc -ne 0 ]; then
   echo "--- systemctl status"; systemctl --no-pager status aisrvd.socket aisrvd.service 2>&1 | tail -n 40
+  # No journald in the guest: what the daemon says when started by hand as its user, outside systemd.
+  echo "--- aisrvd run by hand as user aisrv (3 s)"
+  as_user aisrv timeout 3 /usr/sbin/aisrvd --config /etc/aisrv/aisrvd.conf --listen unix:/tmp/by-hand.sock 2>&1 | tail -n 20
 fi
 exit $rc

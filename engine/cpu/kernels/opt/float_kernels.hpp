@@ -1,6 +1,6 @@
 // aisrv CPU engine, optimised kernels — float32 convolutions (internal to kernels/opt): the inner loops of CONV_2D,
 // DEPTHWISE_CONV_2D, TRANSPOSE_CONV and FULLY_CONNECTED at each instruction-set level (float_kernels.cpp), and the
-// entry points of the float drivers (conv2d_float.cpp, depthwise_float.cpp, fully_connected_float.cpp).
+// entry points of the float drivers (conv_2d_float.cpp, depthwise_conv_2d_float.cpp, fully_connected_float.cpp).
 //
 // Exactness contract of every inner loop: it vectorises ACROSS outputs (output channels, or a fully connected
 // layer's outputs), never along a sum, so each lane computes one output element exactly as the reference kernel

@@ -2,19 +2,9 @@
 // processor has) and, for int8 CONV_2D, the neon_dot level's SDOT GEMM (ARMv8.2 dot product; only that function is
 // compiled for armv8.2-a+dotprod). Compiled only for aarch64; elsewhere the fill functions do nothing.
 //
-// Multiply-accumulate: int16 x int16 -> int32 with SMLAL / SMLAL2, by vector or by element — exact, since every
-// operand is a value plus an offset within [-255, 255]; for deep int8 convolutions, int8 x int8 -> int16 pairs
-// with SMULL / SMLAL2 summed pairwise into int32 by SADALP (gemm_pairs8; weights in [-127, 127], so exact).
-// Requantization (requantize4; requantize8 for 8-bit outputs, whose clamp runs in int16): fp::requantize lane-wise —
-//   x << max(shift, 0)                      SSHL (wrapping, as shift_left_wrapping)
-//   saturating rounding doubling high mul   SQRDMULH: (2ab + 2^31) >> 32, the same rounding as the reference's
-//                                           nudge-and-truncate (ties upwards); saturates only for INT32_MIN^2, which a
-//                                           multiplier >= 0 never gives
-//   rounding right shift, ties away from 0  SRSHL by -e rounds ties upwards; adding -1 to negative x first (when e > 0)
-//                                           turns that into away from zero (SQADD: INT32_MIN stays, and its remainder
-//                                           is 0 for every e, so the result is the same)
-//   clamp to [act_min - offset, act_max - offset], + offset
-// (where every lane shifts right, scale4<true>: no SSHL, and the -1 comes from one SSRA, x + (x >> 31)).
+// Multiply-accumulate in int16 x int16 -> int32 (SMLAL), or int8 pairs summed by SADALP for deep int8 GEMMs: exact,
+// since every operand is a value plus an offset within [-255, 255]. Requantization is fp::requantize lane by lane
+// (SSHL, SQRDMULH, SRSHL with a -1 fix-up for ties away from zero); requantize4 says why each step matches it.
 #include "opt_kernels.hpp"
 
 #if defined(__aarch64__)
@@ -56,6 +46,9 @@ inline Requant requant_of(const int32_t* multiplier, const int32_t* shift) {
   return {vld1q_s32(multiplier), vmaxq_s32(s, zero), vminq_s32(s, zero)};
 }
 
+// fp::requantize on 4 lanes: SSHL wraps as shift_left_wrapping; SQRDMULH's (2ab + 2^31) >> 32 rounds ties upwards
+// as the reference's nudge-and-truncate (it saturates only for INT32_MIN^2, which a multiplier >= 0 never gives);
+// rdbpot's -1 on negative lanes turns SRSHL's ties-upwards into ties away from zero; then clamp and + offset.
 inline int32x4_t requantize4(int32x4_t acc, const Requant& q, const OutputRange& r) {
   int32x4_t x = vqrdmulhq_s32(vshlq_s32(acc, q.left), q.multiplier);
   x = rdbpot(x, q.right);

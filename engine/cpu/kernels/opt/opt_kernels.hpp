@@ -1,5 +1,5 @@
 // aisrv CPU engine, optimised kernels — the inner loops that exist once per instruction-set level, as a table of
-// function pointers (OptKernels), and the argument structs they take. The drivers (conv2d.cpp, depthwise_conv2d.cpp,
+// function pointers (OptKernels), and the argument structs they take. The drivers (conv_2d.cpp, depthwise_conv_2d.cpp,
 // ...) do tiling, im2col and bookkeeping in portable C++ and call these for the multiply-accumulate work.
 // portable_kernels.cpp fills the table with plain C++; avx2_kernels.cpp overrides entries with AVX2 code,
 // vnni_kernels.cpp (after AVX2) the int8 / uint8 GEMMs with VPDPBUSD (AVX-VNNI, AVX-512 VNNI), neon_kernels.cpp with
@@ -46,6 +46,8 @@ enum class DepthwiseLayout : uint32_t {
   filter = 0,  // [taps][channels] int8 / uint8 bytes of the model (portable)
   pairs = 1,   // [channels_padded / 16][(taps + 1) / 2][32]: tap pairs interleaved for vpmaddwd (AVX2)
   taps = 2,    // [taps][channels_padded]: one int16 row per tap (NEON)
+  pairs32 = 3,  // [channels_padded / 32][(taps + 1) / 2][64]: the same for 32 channels a zmm (avx512_vnni); a last
+                // block of 16 channels as in `pairs` (the same offset)
 };
 
 struct GemmBlock {
@@ -77,7 +79,7 @@ struct DepthwiseRow {
   int32_t out_width = 0;
   int32_t channels = 0;           // output channels (bytes per output column)
   int32_t channels_padded = 0;    // multiple of 16
-  const int16_t* packed = nullptr;  // repacked weights in the table's depthwise_layout (see depthwise_conv2d.cpp)
+  const int16_t* packed = nullptr;  // repacked weights in the table's depthwise_layout (see depthwise_conv_2d.cpp)
   const int8_t* filter = nullptr;   // portable: the model's filter [taps][channels] (int8 or uint8 bytes)
   int32_t filter_offset = 0;
   const int32_t* bias = nullptr;  // channels_padded entries each

@@ -56,7 +56,7 @@ class OptimizedKernelBackend : public ReferenceKernelBackend {
   opt::WorkerPool pool_;
 };
 
-// Per-kernel sizing and preparation (conv2d.cpp, depthwise_conv2d.cpp, fully_connected.cpp).
+// Per-kernel sizing and preparation (conv_2d.cpp, depthwise_conv_2d.cpp, fully_connected.cpp).
 namespace opt {
 // Levels that include the AVX2 kernels (the VNNI levels add to them), and the NEON ones.
 inline bool uses_avx2(SimdLevel l) {
@@ -95,7 +95,7 @@ bool lstm_run(const LstmParams& p, const OptKernels& k);
 size_t unary_prepared_bytes(const UnaryParams& p);
 void unary_prepare(const UnaryParams& p, std::span<uint8_t> prepared);
 // Whether the optimised kernel runs for these parameters, else the reference kernel does (unary.cpp: a usable prepared
-// table; binary.cpp, pool2d.cpp, resize.cpp); the tests check that the fast path really runs.
+// table; binary.cpp, pool_2d.cpp, resize.cpp); the tests check that the fast path really runs.
 bool unary_fast_path(const UnaryParams& p);
 bool binary_fast_path(const BinaryParams& p);
 bool max_pool_fast_path(const Pool2DParams& p);

@@ -6,7 +6,8 @@
 //   avx512_vnni  the 512-bit form (AVX-512 F/BW/VL + AVX512_VNNI, Ice Lake / Zen 4 and later): functions with
 //                target("avx2,avx512f,avx512bw,avx512vl,avx512vnni"), one zmm accumulator per row, the requantization
 //                on 16 lanes with opmask blends (no byte-masked stores: slow on Zen 4); also the DEPTHWISE_CONV_2D
-//                row kernel with the AVX2 loop and that 16-lane requantization.
+//                row kernel on 32 channels per zmm with VPDPWSSD and that 16-lane requantization, and ADD on 16
+//                lanes.
 // Like avx2_kernels.cpp, the file is compiled with the baseline flags and only its functions carry the targets, so
 // nothing here runs unless the backend saw the instruction sets in cpuid and XGETBV (optimized_backend.cpp); every
 // helper has internal linkage, so no AVX-512 copy of a shared inline function can reach baseline code.
@@ -185,31 +186,103 @@ AISRV_AVX512_VNNI void gemm_avx512_vnni(const GemmBlock& g) {
 }
 
 // ---- AVX-512: DEPTHWISE_CONV_2D, one output row ---------------------------------------------------------------------
-// The AVX2 level's multiply-accumulate loop and weight layout (depthwise_block_sums, avx2_ops.hpp), on ymm. The two
-// accumulators joined are the channels [0-3, 8-11, 4-7, 12-15]; one vshufi32x4 puts them in order, then the bias, the 16-lane requantization (half the AVX2 epilogue's
-// instructions) and the store of the block's channels.
+// Weights in DepthwiseLayout::pairs32 (depthwise_conv_2d.cpp): blocks of 32 channels, per pair of taps (t0, t1) 64
+// int16 = [A | B], lane l (0-15) of A holding the pair (w[t0][c], w[t1][c]) of channel (l / 4) * 8 + l % 4 and of B
+// that channel + 4 — the order vpunpcklwd / vpunpckhwd give two zmm of 32 input channels each (per 128-bit lane).
+// VPDPWSSD multiplies the int16 pairs and adds both products to the lane (exact modulo 2^32, like vpmaddwd + vpaddd:
+// the sums are proven to fit int32). vpermt2d puts the two accumulators back into channel order (0-15, 16-31) for
+// the 16-lane requantization. A last block of 16 channels (channels_padded = 32k + 16) is laid out as on the AVX2
+// level (the same offset) and runs the AVX2 loop.
+
+// The AVX2 level's loop for one block of 16 channels (depthwise_block_sums, DepthwiseLayout::pairs), requantized
+// on 16 lanes.
+AISRV_AVX512_VNNI inline void depthwise_block16(const DepthwiseRow& d, size_t column, size_t c0, const int16_t* w,
+                                                int32_t pairs, const OutputRange16& range, uint8_t* out) {
+  const __m512i zero = _mm512_setzero_si512();
+  __m256i acc_a, acc_b;
+  depthwise_block_sums(d, column, c0, w, pairs, acc_a, acc_b);
+  __m512i acc = _mm512_inserti64x4(_mm512_castsi256_si512(acc_a), acc_b, 1);
+  acc = _mm512_add_epi32(_mm512_shuffle_i32x4(acc, acc, 0xD8), _mm512_loadu_si512(d.bias + c0));
+  const __m512i shift = _mm512_loadu_si512(d.shift + c0);
+  const __m512i left = _mm512_max_epi32(shift, zero);
+  const __m512i right = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
+  store16(out + c0, requantize16(acc, _mm512_loadu_si512(d.multiplier + c0), left, right, range),
+          d.channels - static_cast<int32_t>(c0));
+}
+
 AISRV_AVX512_VNNI void depthwise_row_avx512(const DepthwiseRow& d) {
   const int32_t pairs = (d.taps_count + 1) / 2;
-  const int32_t blocks = d.channels_padded / 16;
+  const int32_t blocks32 = d.channels_padded / 32;
+  const bool tail16 = d.channels_padded % 32 != 0;
   const __m512i zero = _mm512_setzero_si512();
   const OutputRange16 range = output_range16(d.output_offset, d.act_min, d.act_max);
+  // acc_a holds channels [0-3, 8-11, 16-19, 24-27], acc_b [4-7, 12-15, 20-23, 28-31] (dwords 0-15 of a, 16-31 of b).
+  const __m512i order_lo = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+  const __m512i order_hi = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
   for (int32_t ox = 0; ox < d.out_width; ++ox) {
     const size_t column = static_cast<size_t>(ox) * static_cast<size_t>(d.column_step);
     uint8_t* out = d.out + static_cast<size_t>(ox) * static_cast<size_t>(d.channels);
-    for (int32_t cb = 0; cb < blocks; ++cb) {
-      const size_t c0 = static_cast<size_t>(cb) * 16;
-      const int16_t* w = d.packed + static_cast<size_t>(cb) * static_cast<size_t>(pairs) * 32;
-      __m256i acc_a, acc_b;
-      depthwise_block_sums(d, column, c0, w, pairs, acc_a, acc_b);
-      __m512i acc = _mm512_inserti64x4(_mm512_castsi256_si512(acc_a), acc_b, 1);
-      acc = _mm512_add_epi32(_mm512_shuffle_i32x4(acc, acc, 0xD8), _mm512_loadu_si512(d.bias + c0));
-      const __m512i shift = _mm512_loadu_si512(d.shift + c0);
-      const __m512i left = _mm512_max_epi32(shift, zero);
-      const __m512i right = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
-      store16(out + c0, requantize16(acc, _mm512_loadu_si512(d.multiplier + c0), left, right, range),
-              d.channels - static_cast<int32_t>(c0));
+    for (int32_t cb = 0; cb < blocks32; ++cb) {
+      const size_t c0 = static_cast<size_t>(cb) * 32;
+      const int16_t* w = d.packed + static_cast<size_t>(cb) * static_cast<size_t>(pairs) * 64;
+      __m512i acc_a = zero, acc_b = zero;
+      for (int32_t tp = 0; tp < pairs; ++tp, w += 64) {
+        const int32_t t0 = 2 * tp, t1 = 2 * tp + 1;
+        const __m512i x0 = _mm512_loadu_si512(d.taps[t0] + column + c0);
+        const __m512i x1 = t1 < d.taps_count ? _mm512_loadu_si512(d.taps[t1] + column + c0) : x0;  // weights 0
+        acc_a = _mm512_dpwssd_epi32(acc_a, _mm512_unpacklo_epi16(x0, x1), _mm512_loadu_si512(w));
+        acc_b = _mm512_dpwssd_epi32(acc_b, _mm512_unpackhi_epi16(x0, x1), _mm512_loadu_si512(w + 32));
+      }
+      const __m512i lo = _mm512_add_epi32(_mm512_permutex2var_epi32(acc_a, order_lo, acc_b),
+                                          _mm512_loadu_si512(d.bias + c0));
+      const __m512i hi = _mm512_add_epi32(_mm512_permutex2var_epi32(acc_a, order_hi, acc_b),
+                                          _mm512_loadu_si512(d.bias + c0 + 16));
+      const __m512i s_lo = _mm512_loadu_si512(d.shift + c0), s_hi = _mm512_loadu_si512(d.shift + c0 + 16);
+      const __m512i r_lo = requantize16(lo, _mm512_loadu_si512(d.multiplier + c0), _mm512_max_epi32(s_lo, zero),
+                                        _mm512_max_epi32(_mm512_sub_epi32(zero, s_lo), zero), range);
+      const __m512i r_hi = requantize16(hi, _mm512_loadu_si512(d.multiplier + c0 + 16), _mm512_max_epi32(s_hi, zero),
+                                        _mm512_max_epi32(_mm512_sub_epi32(zero, s_hi), zero), range);
+      const int32_t left_in_row = d.channels - static_cast<int32_t>(c0);
+      store16(out + c0, r_lo, left_in_row);
+      if (left_in_row > 16) store16(out + c0 + 16, r_hi, left_in_row - 16);
+    }
+    if (tail16) {
+      const size_t c0 = static_cast<size_t>(blocks32) * 32;
+      depthwise_block16(d, column, c0, d.packed + static_cast<size_t>(blocks32) * static_cast<size_t>(pairs) * 64,
+                        pairs, range, out);
     }
   }
+}
+
+// ---- AVX-512: ADD without broadcasting, 16 elements a step ------------------------------------------------------
+// The AVX2 loop's steps (add_element's formula: both inputs + offset, << left_shift, rescaled, summed, rescaled,
+// clamped) on 16 lanes with the 16-lane srdhm / rdbpot; the tail element by element.
+
+template <bool U>
+AISRV_AVX512_VNNI inline __m512i widen16_32(const uint8_t* p) {
+  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  if constexpr (U) return _mm512_cvtepu8_epi32(bytes);
+  else return _mm512_cvtepi8_epi32(bytes);
+}
+
+template <bool U>
+AISRV_AVX512_VNNI void add_avx512(const AddSpan& s) {
+  const __m512i a_offset = _mm512_set1_epi32(s.a_offset), b_offset = _mm512_set1_epi32(s.b_offset);
+  const __m128i left_shift = _mm_cvtsi32_si128(s.left_shift);
+  const __m512i a_mul = _mm512_set1_epi32(s.a_multiplier), a_right = _mm512_set1_epi32(-s.a_shift);
+  const __m512i b_mul = _mm512_set1_epi32(s.b_multiplier), b_right = _mm512_set1_epi32(-s.b_shift);
+  const __m512i o_mul = _mm512_set1_epi32(s.output_multiplier), o_right = _mm512_set1_epi32(-s.output_shift);
+  const OutputRange16 range = output_range16(s.output_offset, s.act_min, s.act_max);
+  int64_t i = 0;
+  for (; i + 16 <= s.count; i += 16) {
+    const __m512i a = _mm512_sll_epi32(_mm512_add_epi32(widen16_32<U>(s.a + i), a_offset), left_shift);
+    const __m512i b = _mm512_sll_epi32(_mm512_add_epi32(widen16_32<U>(s.b + i), b_offset), left_shift);
+    const __m512i sum = _mm512_add_epi32(rdbpot16(srdhm16(a, a_mul), a_right), rdbpot16(srdhm16(b, b_mul), b_right));
+    __m512i o = rdbpot16(srdhm16(sum, o_mul), o_right);
+    o = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(o, range.low), range.high), range.offset);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(s.out + i), _mm512_cvtepi32_epi8(o));
+  }
+  for (; i < s.count; ++i) s.out[i] = static_cast<uint8_t>(add_element(element<U>(s.a[i]), element<U>(s.b[i]), s));
 }
 
 }  // namespace
@@ -222,8 +295,11 @@ void fill_avx_vnni_kernels(OptKernels& k) {
 void fill_avx512_vnni_kernels(OptKernels& k) {
   k.gemm_vnni[0] = gemm_avx512_vnni;
   k.gemm_vnni[1] = gemm_avx512_vnni;
-  k.depthwise_row[0] = depthwise_row_avx512;  // the AVX2 layout (DepthwiseLayout::pairs), int8 and uint8 alike
+  k.depthwise_row[0] = depthwise_row_avx512;  // DepthwiseLayout::pairs32, int8 and uint8 alike
   k.depthwise_row[1] = depthwise_row_avx512;
+  k.depthwise_layout = DepthwiseLayout::pairs32;
+  k.add[0] = add_avx512<false>;
+  k.add[1] = add_avx512<true>;
 }
 
 }  // namespace aisrv::engine::cpu::opt

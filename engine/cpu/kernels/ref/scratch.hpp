@@ -9,14 +9,14 @@
 
 namespace aisrv::engine::cpu::ref {
 
-size_t scratch_bytes(const Conv2DParams& p);             // conv2d.cpp (dynamic-range models)
-size_t scratch_bytes(const DepthwiseConv2DParams& p);    // depthwise_conv2d.cpp (dynamic-range models)
+size_t scratch_bytes(const Conv2DParams& p);             // conv_2d.cpp (dynamic-range models)
+size_t scratch_bytes(const DepthwiseConv2DParams& p);    // depthwise_conv_2d.cpp (dynamic-range models)
 size_t scratch_bytes(const FullyConnectedParams& p);     // fully_connected.cpp (dynamic-range models)
 size_t scratch_bytes(const UnaryParams& p);              // unary.cpp
 size_t scratch_bytes(const BinaryParams& p);             // binary.cpp
 size_t scratch_bytes(const StridedSliceParams& p);       // strided_slice.cpp
 size_t scratch_bytes(const GatherParams& p);             // gather.cpp
-size_t scratch_bytes(const Pool2DParams& p);             // pool2d.cpp
+size_t scratch_bytes(const Pool2DParams& p);             // pool_2d.cpp
 size_t scratch_bytes(const ResizeParams& p);             // resize.cpp
 size_t scratch_bytes(const ReduceParams& p);             // reduce.cpp
 size_t scratch_bytes(const L2NormParams& p);             // l2_normalization.cpp

@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "aisrv/protocol/result.hpp"
@@ -83,6 +84,13 @@ class ByteReader {
     }
     auto b = bytes(n, field);
     return std::string(b.begin(), b.end());
+  }
+
+  // Fails the read with `error` (a count above its limit, unknown flag bits): later reads fail too.
+  void refuse(Error error) {
+    if (failed_) return;
+    failed_ = true;
+    error_ = std::move(error);
   }
 
   size_t remaining() const { return in_.size() - pos_; }

@@ -1,6 +1,7 @@
 // aisrv protocol — payloads of the model-store commands (0x30-0x3F / 0xB0-0xBF): SET_FLASH_BEGIN, SET_FLASH_CHUNK,
-// GET_FLASH_CATALOGUE, GET_FLASH_WRITE_STATE. Byte layouts are specified in docs/flash-format.md ("Protocol");
-// decoders are bounds-checked and refuse trailing bytes.
+// GET_FLASH_CATALOGUE, GET_FLASH_WRITE_STATE. Byte layouts are specified in docs/flash-format.md ("Protocol") and
+// described once in records.def (which drives these codecs and the Python client's); decoders are bounds-checked
+// and refuse trailing bytes.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +59,7 @@ struct FlashEntry {
   uint64_t received = 0;
   uint64_t expected = 0;
 };
+inline constexpr uint32_t kMaxCatalogueEntries = 4096;  // entries a catalogue decoder accepts
 // u64 store size | u32 erase block | u32 write size | u64 data bytes | u64 free bytes | u32 read chunk |
 // str8 device | u32 entry count | entries
 struct FlashCatalogue {

@@ -1,6 +1,8 @@
 // aisrv protocol — structured payloads of the extension commands and their codecs (GET_SPEC, GET_VERSION,
-// GET_TENSOR_INFO, GET_ENGINE_INFO, GET_TIMING_RECORD, GET_TIMINGS, INFER, GET_SESSION_INFO, GET_SERVER_STATS). Layouts are specified in docs/protocol.md;
-// every decoder is bounds-checked and refuses trailing bytes.
+// GET_TENSOR_INFO, GET_ENGINE_INFO, GET_TIMING_RECORD, GET_TIMINGS, INFER, GET_SESSION_INFO, GET_SERVER_STATS,
+// GET_MODEL_METADATA). Layouts are specified in docs/protocol.md; the records' byte layouts are described once in
+// records.def, which drives these codecs (records.hpp) and the Python client's. Every decoder is bounds-checked and
+// refuses trailing bytes (except where a later minor may append fields).
 #pragma once
 
 #include <cstdint>
@@ -173,8 +175,9 @@ Result<ServerStats> decode_server_stats(std::span<const uint8_t> in);
 
 // GET_MODEL_METADATA: key/value facts the engine read about the loaded model (docs/protocol.md 3.11), in the
 // engine's order. Keys are short ASCII names ("task", "labels", "hailo.nms.classes"); values are text.
+using MetadataEntry = std::pair<std::string, std::string>;  // key, value
 struct ModelMetadata {
-  std::vector<std::pair<std::string, std::string>> entries;
+  std::vector<MetadataEntry> entries;
 
   // The value of `key`, or null.
   const std::string* find(std::string_view key) const;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "aisrv/image/image.hpp"
@@ -61,5 +62,8 @@ Result<Placement> placement(const Image& picture, const InputGeometry& g, const 
 // The tensor's bytes for this picture.
 Result<std::vector<uint8_t>> image_to_tensor(const Image& picture, const protocol::TensorInfo& tensor,
                                              const Preprocess& options = {});
+// The same, written straight into `out` (the tensor's size, else Errc::bad_length), e.g. a session's input tensor.
+Status image_to_tensor(const Image& picture, const protocol::TensorInfo& tensor, const Preprocess& options,
+                       std::span<uint8_t> out);
 
 }  // namespace aisrv::image

@@ -25,7 +25,7 @@ namespace spdlog {
 class logger;
 }
 namespace aisrv::server {
-class Server;
+class Port;
 }
 
 namespace aisrv::phy::frigate {
@@ -71,7 +71,7 @@ class FrigateEndpoint {
  public:
   // Binds the socket (Errc::io_error with libzmq's reason, e.g. a missing directory of an ipc:// path). The
   // endpoint serves once start() is called.
-  static Result<std::unique_ptr<FrigateEndpoint>> bind(server::Server& server, EndpointConfig config,
+  static Result<std::unique_ptr<FrigateEndpoint>> bind(server::Port& server, EndpointConfig config,
                                                        std::shared_ptr<spdlog::logger> logger);
   ~FrigateEndpoint();  // stop()
   FrigateEndpoint(const FrigateEndpoint&) = delete;

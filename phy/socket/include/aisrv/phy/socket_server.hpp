@@ -23,7 +23,7 @@ namespace spdlog {
 class logger;
 }
 namespace aisrv::server {
-class Server;
+class Port;
 }
 
 namespace aisrv::phy {
@@ -53,7 +53,9 @@ struct SocketServerOptions {
 
 class SocketServer {
  public:
-  SocketServer(server::Server& server, SocketServerOptions options = {});
+  // `server`: the interpreter's port (aisrv/port.hpp). Unix peers are sessions of Trust::credentials (SO_PEERCRED),
+  // TCP peers of Trust::address.
+  SocketServer(server::Port& server, SocketServerOptions options = {});
   ~SocketServer();
   SocketServer(const SocketServer&) = delete;
   SocketServer& operator=(const SocketServer&) = delete;

@@ -1,5 +1,5 @@
 // aisrv phy/spi — the SPI transport: one thread per slave port runs the link protocol (LinkSlave) and hands each
-// complete request to the interpreter (Server::submit), so the host can poll while an engine is busy. It only
+// complete request to the interpreter through the port (Port::submit, aisrv/port.hpp), so the host can poll while an engine is busy. It only
 // frames bytes; it never interprets a command. The master on a port is one interpreter session for the port's life.
 #pragma once
 
@@ -14,20 +14,21 @@ namespace spdlog {
 class logger;
 }
 namespace aisrv::server {
-class Server;
+class Port;
 class Session;
 }
 
 namespace aisrv::phy::spi {
 
 struct SpiServerOptions {
-  LinkSlaveOptions link;                   // frame, fixed, timeout (max_payload is taken from the Server)
+  LinkSlaveOptions link;                   // frame, fixed, timeout (max_payload is taken from the port's limits)
   std::shared_ptr<spdlog::logger> logger;  // link events (may be null)
 };
 
 class SpiServer {
  public:
-  SpiServer(server::Server& server, std::unique_ptr<SpiSlavePort> port, SpiServerOptions options);
+  // The master is a session of Trust::physical (whoever is wired to the bus).
+  SpiServer(server::Port& server, std::unique_ptr<SpiSlavePort> port, SpiServerOptions options);
   ~SpiServer();
   SpiServer(const SpiServer&) = delete;
   SpiServer& operator=(const SpiServer&) = delete;

@@ -1,5 +1,5 @@
 // aisrv phy/usb — the device's view of its two bulk endpoints: the small interface between the USB framing
-// (UsbSession) and the endpoint I/O. FunctionFS implements it in the product (ffs_endpoints); tests implement it over
+// (UsbConnection) and the endpoint I/O. FunctionFS implements it in the product (ffs_endpoints); tests implement it over
 // socketpair(AF_UNIX, SOCK_SEQPACKET), one message per USB packet.
 //
 // Semantics are FunctionFS's: a receive ends when its buffer is full or when a short packet (a zero-length packet

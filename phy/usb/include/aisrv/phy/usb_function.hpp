@@ -1,7 +1,7 @@
 // aisrv phy/usb — the USB transport of aisrvd: serves the interpreter on a Linux USB gadget through FunctionFS.
 // start() writes the descriptors and strings to ep0 of a mounted FunctionFS instance (after which the gadget can be
 // bound to a UDC: tools/usb-gadget bind), runs a control thread for the ep0 events (bind, enable, disable, setup,
-// suspend, resume, unbind) and a session thread that carries the framing on the bulk endpoints (UsbSession).
+// suspend, resume, unbind) and a session thread that carries the framing on the bulk endpoints (UsbConnection).
 // Closing ep0 (stop(), or the process ending) makes the kernel unbind the gadget from its UDC.
 #pragma once
 
@@ -14,7 +14,7 @@ namespace spdlog {
 class logger;
 }
 namespace aisrv::server {
-class Server;
+class Port;
 }
 
 namespace aisrv::phy {
@@ -32,7 +32,7 @@ class UsbFunctionServer {
  public:
   // Errc::not_found / io_error naming the file and the reason when the mount is missing, already in use, or
   // refuses the descriptors.
-  static Result<std::unique_ptr<UsbFunctionServer>> start(server::Server& server, UsbFunctionOptions options);
+  static Result<std::unique_ptr<UsbFunctionServer>> start(server::Port& server, UsbFunctionOptions options);
   ~UsbFunctionServer();
   UsbFunctionServer(const UsbFunctionServer&) = delete;
   UsbFunctionServer& operator=(const UsbFunctionServer&) = delete;

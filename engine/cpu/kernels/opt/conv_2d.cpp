@@ -15,7 +15,7 @@
 //            participant with its own im2col scratch; a layer with few tiles is also split across its channel
 //            blocks (the tile's im2col is then built once per part). Every output is computed exactly as alone.
 // Exactly the reference's sums (int32, order-independent) and requantization; a padding tap contributes 0, as the
-// reference's skipped tap does. float32 convolutions run conv2d_float.cpp (no prepared data); dynamic-range ones the
+// reference's skipped tap does. float32 convolutions run conv_2d_float.cpp (no prepared data); dynamic-range ones the
 // reference kernel (the reference's scratch).
 #include <algorithm>
 #include <cstring>

@@ -7,8 +7,9 @@
 // Framing errors (a command packet that is not 12 bytes, data above the limit, a command addressed to no engine or
 // with an unknown opcode) stall both endpoints, as the XMOS server does: the reason goes to the debug log and to the
 // LastError record the host reads on ep0 after clearing the halts. Nothing is applied for a refused command.
-// The session never interprets a command beyond this framing. The USB host is one interpreter session while the
-// interface is enabled; a RESET_LINK with the new-session flag (a host program starting) begins a fresh one.
+// The connection never interprets a command beyond this framing; it reaches the interpreter through the port
+// (aisrv/port.hpp, Port::handle). The USB host is one interpreter session of Trust::physical while the interface is
+// enabled; a RESET_LINK with the new-session flag (a host program starting) begins a fresh one.
 #pragma once
 
 #include <array>
@@ -29,7 +30,7 @@ namespace spdlog {
 class logger;
 }
 namespace aisrv::server {
-class Server;
+class Port;
 class Session;
 }
 
@@ -38,14 +39,14 @@ namespace aisrv::phy::usb {
 class PayloadBuffer;
 class CrcWorker;
 
-class UsbSession final : private protocol::PayloadSink {
+class UsbConnection final : private protocol::PayloadSink {
  public:
   // Errc::internal when the payload buffer cannot be mapped.
-  static Result<std::unique_ptr<UsbSession>> create(server::Server& server, DeviceEndpoints& endpoints,
+  static Result<std::unique_ptr<UsbConnection>> create(server::Port& server, DeviceEndpoints& endpoints,
                                                     std::shared_ptr<spdlog::logger> logger = nullptr);
-  ~UsbSession();
-  UsbSession(const UsbSession&) = delete;
-  UsbSession& operator=(const UsbSession&) = delete;
+  ~UsbConnection();
+  UsbConnection(const UsbConnection&) = delete;
+  UsbConnection& operator=(const UsbConnection&) = delete;
 
   // Serves commands until the endpoints are closed (DeviceEndpoints::wait_enabled() returns false).
   void run();
@@ -64,7 +65,7 @@ class UsbSession final : private protocol::PayloadSink {
  private:
   enum class Step { next, link_down };
 
-  UsbSession(server::Server& server, DeviceEndpoints& endpoints, std::shared_ptr<spdlog::logger> logger,
+  UsbConnection(server::Port& server, DeviceEndpoints& endpoints, std::shared_ptr<spdlog::logger> logger,
              std::unique_ptr<PayloadBuffer> buffer);
   Step serve_one();
   Step io_failed(const IoResult& r, const char* phase);
@@ -86,7 +87,7 @@ class UsbSession final : private protocol::PayloadSink {
   uint8_t data_byte(size_t i, size_t donor_part, std::span<const uint8_t> data) const;
   void size_donor(size_t payload_bytes);
 
-  server::Server& server_;
+  server::Port& server_;
   std::shared_ptr<server::Session> session_;  // the host's interpreter session while the interface is enabled
   std::atomic<bool> new_session_{false};      // RESET_LINK asked for a fresh session
   DeviceEndpoints& endpoints_;

@@ -1,4 +1,4 @@
-// aisrv interpreter — raw frame source: frames from a regular file (looped), a FIFO or a character device, read as
+// aisrv sensors — raw frame source: frames from a regular file (looped), a FIFO or a character device, read as
 // bytes of the input's size (no conversion).
 #include <fcntl.h>
 #include <poll.h>
@@ -8,9 +8,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "aisrv/frame_source.hpp"
+#include "aisrv/sensors/frame_source.hpp"
 
-namespace aisrv::server {
+namespace aisrv::sensors {
 
 namespace {
 
@@ -77,4 +77,4 @@ Result<std::unique_ptr<FrameSource>> open_raw_frame_source(const std::string& pa
   return std::unique_ptr<FrameSource>(new RawFrameSource(path, fd, S_ISREG(st.st_mode)));
 }
 
-}  // namespace aisrv::server
+}  // namespace aisrv::sensors

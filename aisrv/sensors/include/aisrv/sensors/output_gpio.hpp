@@ -1,11 +1,11 @@
-// aisrv interpreter — output GPIO policy: which level each configured line gets from an engine's output tensor 0
+// aisrv sensors — output GPIO policy: which level each configured line gets from an engine's output tensor 0
 // after an inference (docs/sensors-gpio.md). Follows xmos/aisrv's HandleGpio: mode 0 (threshold) drives line i high
 // when element i exceeds line i's threshold; mode 1 (max) drives only the line whose index is the arg-max of the whole
 // tensor, and only if that element exceeds the line's threshold. Differences from XMOS: enable is per line (XMOS:
 // one flag for all; set_all_enabled is its form), the threshold is a number compared with the element's value in its
 // own type (integer types raw, float32 as a number; XMOS: int8 only), and the arg-max is the true one (XMOS starts its
-// search at 0). Released lines (model unloaded, shutdown) are driven to their idle level (low) first, so a LED that
-// was lit goes out.
+// search at 0). Released lines (model unloaded, shutdown) are driven to their idle level (GpioLines::idle, low unless
+// configured) first, so a LED that was lit goes out; disabled lines rest at it too.
 #pragma once
 
 #include <cstdint>
@@ -14,16 +14,16 @@
 #include <span>
 #include <vector>
 
-#include "aisrv/gpio_lines.hpp"
+#include "aisrv/sensors/gpio_lines.hpp"
 #include "aisrv/protocol/payloads.hpp"
 #include "aisrv/protocol/result.hpp"
 
-namespace aisrv::server {
+namespace aisrv::sensors {
 
 enum class GpioMode : uint32_t { threshold = 0, max = 1 };
 
 struct GpioPolicy {
-  std::vector<uint8_t> enabled;   // per line; disabled lines are held low
+  std::vector<uint8_t> enabled;   // per line; gpio_levels gives disabled lines 0 (OutputGpio: their idle level)
   std::vector<double> threshold;  // per line; default -128 as XMOS (a float32 output's may be fractional)
   GpioMode mode = GpioMode::threshold;
 };
@@ -52,11 +52,11 @@ class OutputGpio {
   GpioMode mode() const;
   Status set_mode(uint32_t mode);
 
-  // After an inference: compute and set the levels. Not held (no model) or nothing enabled: nothing is driven.
+  // After an inference: compute and set the levels (disabled lines: idle). Not held (no model): nothing is driven.
   Status drive(const protocol::TensorInfo& info, std::span<const uint8_t> bytes);
-  // The levels last driven (all 0 before the first).
+  // The levels last driven (the idle levels before the first).
   std::vector<uint8_t> levels() const;
-  // Model loaded / unloaded: take / give back the lines; release drives them to the idle level (low) first.
+  // Model loaded / unloaded: take / give back the lines; both leave them at their idle level (GpioLines::idle).
   Status request();
   void release();
 
@@ -68,4 +68,4 @@ class OutputGpio {
   std::vector<uint8_t> levels_;
 };
 
-}  // namespace aisrv::server
+}  // namespace aisrv::sensors

@@ -1,5 +1,6 @@
-// aisrv hailo8/runtime — VDevice, HEF, configure, vstreams, write/read, release in reverse order.
-#include "aisrv/engine/hailo8/runtime/session.hpp"
+// aisrv hailo8/runtime — a configured network group: VDevice, HEF, configure, vstreams, write/read, release in reverse
+// order.
+#include "aisrv/engine/hailo8/runtime/configured_network.hpp"
 
 #include <chrono>
 #include <cstring>
@@ -32,19 +33,20 @@ std::string_view status_meaning(hailo_status status) {
   }
 }
 
-Error Session::fail(std::string_view call, hailo_status status, std::string_view hint) const {
+Error ConfiguredNetwork::fail(std::string_view call, hailo_status status, std::string_view hint) const {
   std::string msg = fmt::format("{} failed with {}", call, lib_.status_name(status));
   if (auto m = status_meaning(status); !m.empty()) msg += fmt::format(": {}", m);
   if (!hint.empty()) msg += fmt::format(" ({})", hint);
   return Error{Errc::infer_error, std::move(msg)};
 }
 
-Result<std::unique_ptr<Session>> Session::open(const HailortLibrary& lib, std::span<const uint8_t> hef_file,
-                                               const std::vector<TensorSpec>& inputs,
-                                               const std::vector<TensorSpec>& outputs,
-                                               const SessionOptions& options) {
+Result<std::unique_ptr<ConfiguredNetwork>> ConfiguredNetwork::open(const HailortLibrary& lib,
+                                                                   std::span<const uint8_t> hef_file,
+                                                                   const std::vector<TensorSpec>& inputs,
+                                                                   const std::vector<TensorSpec>& outputs,
+                                                                   const NetworkOptions& options) {
   const HailortApi& a = lib.api();
-  std::unique_ptr<Session> s(new Session(lib));
+  std::unique_ptr<ConfiguredNetwork> s(new ConfiguredNetwork(lib));
   s->inputs_ = inputs;
   s->outputs_ = outputs;
 
@@ -173,7 +175,7 @@ Result<std::unique_ptr<Session>> Session::open(const HailortLibrary& lib, std::s
   return s;
 }
 
-Session::~Session() {
+ConfiguredNetwork::~ConfiguredNetwork() {
   const HailortApi& a = lib_.api();
   // Release order of the HailoRT examples: output vstreams, input vstreams, HEF, then the device (which also owns
   // the configured network group).
@@ -183,11 +185,12 @@ Session::~Session() {
   if (vdevice_) a.release_vdevice(vdevice_);
 }
 
-Status Session::run(std::span<const std::span<const uint8_t>> inputs, std::span<const std::span<uint8_t>> outputs,
-                    RunTimes* times) {
+Status ConfiguredNetwork::run(std::span<const std::span<const uint8_t>> inputs,
+                              std::span<const std::span<uint8_t>> outputs,
+                              RunTimes* times) {
   const HailortApi& a = lib_.api();
   if (inputs.size() != inputs_.size() || outputs.size() != outputs_.size())
-    return make_error(Errc::infer_error, "run with {} inputs and {} outputs, the session has {} and {}",
+    return make_error(Errc::infer_error, "run with {} inputs and {} outputs, the network has {} and {}",
                       inputs.size(), outputs.size(), inputs_.size(), outputs_.size());
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();

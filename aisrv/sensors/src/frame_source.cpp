@@ -1,4 +1,4 @@
-// aisrv interpreter — what every frame source shares: fitting a grabbed frame to an input (crop, resize, quantize
+// aisrv sensors — what every frame source shares: fitting a grabbed frame to an input (crop, resize, quantize
 // through engine/image; raw bytes checked and copied), and the bad-frame decision plus conversion of one camera
 // buffer (YUYV with BT.601 limited range, RGB24, BGR24, GREY, MJPEG decoded strictly by TurboJPEG) used by the V4L2
 // and libcamera sources.
@@ -6,13 +6,15 @@
 #include <turbojpeg.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <cstring>
 #include <fmt/format.h>
 
-#include "aisrv/frame_source.hpp"
+#include "aisrv/sensors/frame_source.hpp"
 #include "aisrv/image/tensor_image.hpp"
 
-namespace aisrv::server {
+namespace aisrv::sensors {
 
 namespace {
 
@@ -150,13 +152,73 @@ Status FrameSource::fit(const SensorFrame& grabbed, const protocol::TensorInfo& 
     if (auto c = image::check_crop(grabbed.picture, *pre.crop); !c)
       return make_error(Errc::bad_length, "{}: {}", grabbed.what, c.error().message);
   }
-  auto tensor = image::image_to_tensor(grabbed.picture, input, pre);
-  if (!tensor) return make_error(tensor.error().code, "{}: {}", grabbed.what, tensor.error().message);
-  if (tensor->size() != frame.size())
-    return make_error(Errc::internal, "{}: converted frame is {} bytes, the input takes {}", grabbed.what,
-                      tensor->size(), frame.size());
-  std::memcpy(frame.data(), tensor->data(), frame.size());
+  // Resized and quantized straight into the destination (the session's input tensor): no copy after it.
+  if (frame.size() != input.bytes)
+    return make_error(Errc::internal, "{}: a {}-byte buffer for an input of {} bytes", grabbed.what, frame.size(),
+                      input.bytes);
+  if (auto st = image::image_to_tensor(grabbed.picture, input, pre, frame); !st)
+    return make_error(st.error().code, "{}: {}", grabbed.what, st.error().message);
   return ok();
 }
 
-}  // namespace aisrv::server
+namespace {
+
+bool parse_size(const std::string& s, uint32_t& w, uint32_t& h) {
+  unsigned a = 0, b = 0;
+  char x = 0, extra = 0;
+  if (std::sscanf(s.c_str(), "%u%c%u%c", &a, &x, &b, &extra) != 3 || x != 'x') return false;
+  w = a;
+  h = b;
+  return true;
+}
+
+// Four letters or digits (or trailing spaces), at least one letter: a FOURCC, not the tail of a device path.
+bool looks_like_fourcc(const std::string& s) {
+  if (s.size() != 4) return false;
+  bool letter = false;
+  for (char c : s) {
+    if (std::isalpha(static_cast<unsigned char>(c))) letter = true;
+    else if (!std::isdigit(static_cast<unsigned char>(c)) && c != ' ') return false;
+  }
+  return letter;
+}
+
+}  // namespace
+
+Result<CameraSpec> split_camera_spec(const std::string& spec, const std::string& rest,
+                                     const std::function<bool(const std::string&)>& is_format,
+                                     std::string_view formats) {
+  CameraSpec o;
+  o.name = rest;
+  const size_t last = rest.rfind(':');
+  if (last != std::string::npos) {
+    const std::string tail = rest.substr(last + 1), head = rest.substr(0, last);
+    const size_t prev = head.rfind(':');
+    const std::string middle = prev == std::string::npos ? std::string() : head.substr(prev + 1);
+    uint32_t mw = 0, mh = 0;  // the size before a FOURCC
+    const bool sized = prev != std::string::npos && (middle.empty() || parse_size(middle, mw, mh));
+    const bool fourcc = looks_like_fourcc(tail);
+    if (parse_size(tail, o.width, o.height)) {
+      o.name = head;
+    } else if (fourcc && !is_format(tail) && !formats.empty() && std::isupper(static_cast<unsigned char>(tail[0]))) {
+      // (upper case: a FOURCC; a lower-case tail such as "6a66" is part of a camera id)
+      return make_error(Errc::invalid_argument, "'{}': format {} is not one aisrv converts ({})", spec, tail, formats);
+    } else if (fourcc && is_format(tail) && sized) {
+      o.width = mw;
+      o.height = mh;
+      o.fourcc = tail;
+      o.name = head.substr(0, prev);
+    } else if (fourcc && is_format(tail)) {
+      return make_error(Errc::invalid_argument, "'{}': the format {} needs a size before it (:WxH:{} or ::{})", spec,
+                        tail, tail, tail);
+    } else if (!tail.empty() && std::isdigit(static_cast<unsigned char>(tail[0])) &&
+               tail.find('x') != std::string::npos && tail.find_first_not_of("0123456789x") == std::string::npos) {
+      return make_error(Errc::invalid_argument, "'{}': size '{}' is not WxH", spec, tail);
+    }
+  }
+  if ((o.width || o.height) && (o.width == 0 || o.height == 0 || o.width > 16384 || o.height > 16384))
+    return make_error(Errc::invalid_argument, "'{}': size {}x{} is not WxH within 1..16384", spec, o.width, o.height);
+  return o;
+}
+
+}  // namespace aisrv::sensors

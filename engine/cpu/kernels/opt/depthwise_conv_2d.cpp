@@ -1,7 +1,8 @@
 // aisrv CPU engine, optimised kernels — DEPTHWISE_CONV_2D, vectorised over output channels.
 //   prepare: the weights (+ filter offset) as int16 in the layout of the level's row kernel — AVX2: per block of 16
 //            output channels and pair of filter taps, pairs in the order the row kernel interleaves its inputs (see
-//            avx2_kernels.cpp); NEON: one row of channels_padded per tap — and bias / multiplier / shift padded to a
+//            avx2_kernels.cpp); AVX-512: the same per block of 32 channels (vnni_kernels.cpp); NEON: one row of
+//            channels_padded per tap — and bias / multiplier / shift padded to a
 //            multiple of 16 channels (the portable kernel reads the model's filter);
 //   invoke:  each input row an output row needs is converted once into a scratch row of int16 (input + input
 //            offset), one value per *output* channel (input channel oc / depth_multiplier, so any multiplier becomes
@@ -10,7 +11,7 @@
 //            kernel call (opt_kernels.hpp) per output row. With a worker pool, the output rows are split into
 //            contiguous ranges (run() says how many), each participant with its own scratch (row cache, accumulators).
 // A padding tap multiplies 0, which is what the reference's skipped tap adds. float32 depthwise convolutions run
-// depthwise_float.cpp (no prepared data); dynamic-range ones the reference kernel (the reference's scratch).
+// depthwise_conv_2d_float.cpp (no prepared data); dynamic-range ones the reference kernel (the reference's scratch).
 #include <algorithm>
 #include <cstring>
 
@@ -85,8 +86,20 @@ void pack(const DepthwiseConv2DParams& p, const DepthwisePlan& d, DepthwiseLayou
     for (size_t t = 0; t < d.taps; ++t)
       for (size_t c = 0; c < d.channels_padded; ++c) w[t * d.channels_padded + c] = weight(t, c);
   }
-  // Lane l of half A holds channel (l / 4) * 8 + l % 4, of half B that channel + 4.
-  for (size_t cb = 0; layout == DepthwiseLayout::pairs && cb < d.channels_padded / 16; ++cb)
+  // Lane l of half A holds channel (l / 4) * 8 + l % 4, of half B that channel + 4; 8 lanes a half in blocks of 16
+  // channels (pairs), 16 in blocks of 32 (pairs32, whose last block of 16 channels, if any, is laid out as in pairs).
+  const size_t blocks32 = layout == DepthwiseLayout::pairs32 ? d.channels_padded / 32 : 0;
+  for (size_t cb = 0; cb < blocks32; ++cb)
+    for (size_t tp = 0; tp < d.pairs; ++tp)
+      for (size_t half = 0; half < 2; ++half)
+        for (size_t l = 0; l < 16; ++l) {
+          const size_t c = cb * 32 + (l / 4) * 8 + l % 4 + half * 4;
+          int16_t* pair = w + ((cb * d.pairs + tp) * 64 + half * 32 + l * 2);
+          pair[0] = weight(2 * tp, c);
+          pair[1] = weight(2 * tp + 1, c);
+        }
+  const bool pairs16 = layout == DepthwiseLayout::pairs || layout == DepthwiseLayout::pairs32;
+  for (size_t cb = blocks32 * 2; pairs16 && cb < d.channels_padded / 16; ++cb)
     for (size_t tp = 0; tp < d.pairs; ++tp)
       for (size_t half = 0; half < 2; ++half)
         for (size_t l = 0; l < 8; ++l) {

@@ -25,7 +25,7 @@ struct TensorSpec {
   uint64_t frame_size = 0;   // bytes per frame
 };
 
-struct SessionOptions {
+struct NetworkOptions {
   std::optional<std::string> device_id;  // PCI id for VDevice device_ids; none: the first free device
   std::string hef_hint;                  // appended to errors of hailo_create_hef_buffer (e.g. missing extension)
   uint32_t vstream_timeout_ms = 0;       // written into every vstream's params; 0 keeps HailoRT's default
@@ -36,21 +36,24 @@ struct RunTimes {
   uint64_t read_ns = 0;
 };
 
-class Session {
+// libhailort's configured network group with its vstreams (not a server session: the engine keeps one per loaded
+// model and configures it again after a failed run).
+class ConfiguredNetwork {
  public:
-  static Result<std::unique_ptr<Session>> open(const HailortLibrary& lib, std::span<const uint8_t> hef_file,
-                                               const std::vector<TensorSpec>& inputs,
-                                               const std::vector<TensorSpec>& outputs, const SessionOptions& options);
-  ~Session();
-  Session(const Session&) = delete;
-  Session& operator=(const Session&) = delete;
+  static Result<std::unique_ptr<ConfiguredNetwork>> open(const HailortLibrary& lib, std::span<const uint8_t> hef_file,
+                                                         const std::vector<TensorSpec>& inputs,
+                                                         const std::vector<TensorSpec>& outputs,
+                                                         const NetworkOptions& options);
+  ~ConfiguredNetwork();
+  ConfiguredNetwork(const ConfiguredNetwork&) = delete;
+  ConfiguredNetwork& operator=(const ConfiguredNetwork&) = delete;
 
   // Writes every input frame, then reads every output frame (sizes must equal the specs' frame sizes).
   Status run(std::span<const std::span<const uint8_t>> inputs, std::span<const std::span<uint8_t>> outputs,
              RunTimes* times = nullptr);
 
  private:
-  explicit Session(const HailortLibrary& lib) : lib_(lib) {}
+  explicit ConfiguredNetwork(const HailortLibrary& lib) : lib_(lib) {}
   Error fail(std::string_view call, hailort_abi::hailo_status status, std::string_view hint = {}) const;
 
   const HailortLibrary& lib_;

@@ -1,12 +1,14 @@
-// aisrv interpreter — the acquisition port: where START_ACQUIRE_* gets a sensor frame. The interpreter only sees
+// aisrv sensors — the acquisition port: where START_ACQUIRE_* gets a sensor frame. The interpreter only sees
 // this interface; a frame source delivers exactly the bytes of one frame as the engine's input tensor 0 takes them
 // (a camera converts, crops, resizes and quantizes its picture for it; a raw source reads bytes of that size).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include <chrono>
 #include <optional>
@@ -16,7 +18,7 @@
 #include "aisrv/protocol/payloads.hpp"
 #include "aisrv/protocol/result.hpp"
 
-namespace aisrv::server {
+namespace aisrv::sensors {
 
 // The window of the sensor's picture START_ACQUIRE_SINGLE asks for (XMOS's payload: start x, end x, start y, end y;
 // ends exclusive), cropped and resized to the input tensor. None: the whole picture.
@@ -48,7 +50,8 @@ class FrameSource {
   // bad_frames(); a sensor that is absent, gone or stalled fails with Errc::sensor_error too, without counting.
   virtual Status grab(const protocol::TensorInfo& input, SensorFrame& out) = 0;
   // Fits a grabbed frame to `input`: crop to `window`, resize, lay out and quantize (engine/image) for a picture;
-  // a size check and a copy for raw bytes. Fills `frame` (input.bytes long) completely, or fails saying why.
+  // a size check and a copy for raw bytes. Fills `frame` (input.bytes long; the buffer the session adopts as its
+  // input tensor, so nothing is copied after it) completely, or fails saying why.
   virtual Status fit(const SensorFrame& grabbed, const protocol::TensorInfo& input,
                      const std::optional<AcquireWindow>& window, std::span<uint8_t> frame) const;
   // grab, then fit.
@@ -90,6 +93,19 @@ Result<std::unique_ptr<FrameSource>> open_raw_frame_source(const std::string& pa
 // frame first; YUYV, RGB24, BGR24, GREY and MJPEG (decoded by libjpeg-turbo) converted to RGB or grey, then cropped,
 // resized and quantized for the input (engine/image). The device is opened when the source is made if it is there;
 // an absent or vanished device is opened again at the next grab (hotplug).
+// A camera spec "PREFIX:NAME[:WxH[:FOURCC]]" read from the end, because NAME may itself contain ':' (udev's
+// /dev/v4l/by-path names, libcamera's camera ids): the last field is a size, or a FOURCC after a size (or an empty
+// one). `is_format` says which FOURCCs the source takes; `formats` names them in the error for another one (empty:
+// any four-letter code is a format). Sizes are checked to be 1..16384. Errors name `spec`.
+struct CameraSpec {
+  std::string name;
+  uint32_t width = 0, height = 0;  // 0: not given
+  std::string fourcc;              // empty: not given
+};
+Result<CameraSpec> split_camera_spec(const std::string& spec, const std::string& rest,
+                                     const std::function<bool(const std::string&)>& is_format,
+                                     std::string_view formats = {});
+
 struct V4l2Options {
   std::string device;
   uint32_t width = 0, height = 0;  // 0: the device's current size
@@ -99,4 +115,4 @@ struct V4l2Options {
 Result<V4l2Options> parse_v4l2_spec(const std::string& spec);  // "v4l2:/dev/video0:640x480:YUYV"
 Result<std::unique_ptr<FrameSource>> open_v4l2_frame_source(const V4l2Options& options);
 
-}  // namespace aisrv::server
+}  // namespace aisrv::sensors

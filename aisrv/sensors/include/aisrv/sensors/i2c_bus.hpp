@@ -1,4 +1,4 @@
-// aisrv interpreter — a sensor's I2C bus through the kernel's i2c-dev (/dev/i2c-N): START_ACQUIRE_SET_I2C writes one
+// aisrv sensors — a sensor's I2C bus through the kernel's i2c-dev (/dev/i2c-N): START_ACQUIRE_SET_I2C writes one
 // register of a device on it (I2C_SLAVE for the address, then an SMBus "write byte data" of register and value, which
 // SMBus-only adapters handle and the kernel emulates on plain I2C ones); 16-bit register addresses (an aisrv extension)
 // go as an SMBus "I2C block write". A device that does not acknowledge, a busy bus or any other failure comes back
@@ -11,7 +11,7 @@
 
 #include "aisrv/protocol/result.hpp"
 
-namespace aisrv::server {
+namespace aisrv::sensors {
 
 class I2cBus {
  public:
@@ -26,4 +26,4 @@ class I2cBus {
 // Opens /dev/i2c-N (Errc::not_found when missing, Errc::io_error otherwise).
 Result<std::unique_ptr<I2cBus>> open_i2c_bus(const std::string& path);
 
-}  // namespace aisrv::server
+}  // namespace aisrv::sensors

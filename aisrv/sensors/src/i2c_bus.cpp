@@ -1,5 +1,5 @@
-// aisrv interpreter — I2C register writes through i2c-dev (i2c_bus.hpp).
-#include "aisrv/i2c_bus.hpp"
+// aisrv sensors — I2C register writes through i2c-dev (i2c_bus.hpp).
+#include "aisrv/sensors/i2c_bus.hpp"
 
 #include <fcntl.h>
 #include <linux/i2c-dev.h>
@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace aisrv::server {
+namespace aisrv::sensors {
 
 namespace {
 
@@ -81,4 +81,4 @@ Result<std::unique_ptr<I2cBus>> open_i2c_bus(const std::string& path) {
   return std::unique_ptr<I2cBus>(std::make_unique<LinuxI2cBus>(path, fd));
 }
 
-}  // namespace aisrv::server
+}  // namespace aisrv::sensors

@@ -1,4 +1,4 @@
-// aisrv interpreter — a V4L2 camera as a frame source: format negotiation (the requested FOURCC or the first usable
+// aisrv sensors — a V4L2 camera as a frame source: format negotiation (the requested FOURCC or the first usable
 // one the device offers; an error lists what it offers), mmap streaming buffers, poll with a timeout, the newest
 // frame (older ones counted as dropped, never queued), bad frames (driver error flag, short, corrupt JPEG) refused
 // and counted, conversion to RGB or grey (frame_source.cpp), then crop, resize and quantization for the input
@@ -23,9 +23,9 @@
 #include <fmt/format.h>
 #include <vector>
 
-#include "aisrv/frame_source.hpp"
+#include "aisrv/sensors/frame_source.hpp"
 
-namespace aisrv::server {
+namespace aisrv::sensors {
 
 namespace {
 
@@ -293,29 +293,6 @@ class V4l2FrameSource final : public FrameSource {
 
 }  // namespace
 
-namespace {
-
-bool is_size(const std::string& s, uint32_t& w, uint32_t& h) {
-  unsigned a = 0, b = 0;
-  char x = 0, extra = 0;
-  if (std::sscanf(s.c_str(), "%u%c%u%c", &a, &x, &b, &extra) != 3 || x != 'x') return false;
-  w = a;
-  h = b;
-  return true;
-}
-
-// Four letters or digits (or trailing spaces), at least one letter: a FOURCC, not the tail of a device path.
-bool looks_like_fourcc(const std::string& s) {
-  if (s.size() != 4) return false;
-  bool letter = false;
-  for (char c : s) {
-    if (std::isalpha(static_cast<unsigned char>(c))) letter = true;
-    else if (!std::isdigit(static_cast<unsigned char>(c)) && c != ' ') return false;
-  }
-  return letter;
-}
-
-}  // namespace
 
 // "v4l2:DEVICE[:WxH[:FOURCC]]". DEVICE may itself contain ':' (/dev/v4l/by-path/pci-0000:00:14.0-usb-0:1:1.0-…), so
 // the size and format are taken from the end: the last field is a size, or a FOURCC after a size (or an empty one).
@@ -326,37 +303,15 @@ Result<V4l2Options> parse_v4l2_spec(const std::string& spec) {
     return make_error(Errc::invalid_argument, "'{}': expected v4l2:/dev/videoN[:WxH[:FOURCC]] (or a /dev/v4l/by-id or "
                       "by-path name)", spec);
   };
+  auto parts = AISRV_TRY(split_camera_spec(spec, rest, [](const std::string&) { return true; }));
   V4l2Options o;
-  std::string device = rest;
-  const size_t last = rest.rfind(':');
-  if (last != std::string::npos) {
-    const std::string tail = rest.substr(last + 1);
-    const std::string head = rest.substr(0, last);
-    const size_t prev = head.rfind(':');
-    const std::string middle = prev == std::string::npos ? std::string() : head.substr(prev + 1);
-    uint32_t w = 0, h = 0;
-    if (is_size(tail, w, h)) {
-      o.width = w;
-      o.height = h;
-      device = head;
-    } else if (looks_like_fourcc(tail) && prev != std::string::npos && (middle.empty() || is_size(middle, w, h))) {
-      o.width = w;
-      o.height = h;
-      o.fourcc = tail;
-      device = head.substr(0, prev);
-    } else if (looks_like_fourcc(tail)) {
-      return make_error(Errc::invalid_argument, "'{}': the format {} needs a size before it (:WxH:{} or ::{})", spec,
-                        tail, tail, tail);
-    } else if (tail.find('x') != std::string::npos && !tail.empty() && std::isdigit(static_cast<unsigned char>(tail[0])) &&
-               tail.find_first_not_of("0123456789x") == std::string::npos) {
-      return make_error(Errc::invalid_argument, "'{}': size '{}' is not WxH", spec, tail);
-    }
-  }
+  o.width = parts.width;
+  o.height = parts.height;
+  o.fourcc = parts.fourcc;
+  const std::string& device = parts.name;
   if (device.empty() || device[0] != '/') return usage();
   // A ':' left in the device is only taken from udev's persistent names; elsewhere it is a size or format mistyped.
   if (device.find(':') != std::string::npos && device.rfind("/dev/v4l/", 0) != 0) return usage();
-  if ((o.width || o.height) && (o.width == 0 || o.height == 0 || o.width > 16384 || o.height > 16384))
-    return make_error(Errc::invalid_argument, "'{}': size {}x{} is not WxH within 1..16384", spec, o.width, o.height);
   o.device = device;
   return o;
 }
@@ -369,4 +324,4 @@ Result<std::unique_ptr<FrameSource>> open_v4l2_frame_source(const V4l2Options& o
   return std::unique_ptr<FrameSource>(std::move(source));
 }
 
-}  // namespace aisrv::server
+}  // namespace aisrv::sensors

@@ -1,7 +1,7 @@
 // aisrv phy/usb — device-side framing: command packet, data phase with the optional CRC trailer (input tensors
 // received into a buffer the interpreter session adopts), interpreter call, status and GET payload (output tensors
 // straight from the session's tensor), stalls with a LastError record, and the ep0 vendor requests.
-#include "aisrv/phy/usb_session.hpp"
+#include "aisrv/phy/usb_connection.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -11,7 +11,7 @@
 #include <cstring>
 #include <thread>
 
-#include "aisrv/server.hpp"
+#include "aisrv/port.hpp"
 #include "crc_worker.hpp"
 #include "payload_buffer.hpp"
 
@@ -45,18 +45,18 @@ uint32_t get_le32(const uint8_t* p) {
 
 }  // namespace
 
-Result<std::unique_ptr<UsbSession>> UsbSession::create(server::Server& server, DeviceEndpoints& endpoints,
+Result<std::unique_ptr<UsbConnection>> UsbConnection::create(server::Port& server, DeviceEndpoints& endpoints,
                                                        std::shared_ptr<spdlog::logger> logger) {
   // Room for the header, the largest payload, its CRC trailer and the packet that ends the transfer.
   const size_t size =
-      round_up(protocol::kHeaderSize + size_t{server.max_payload()} + pusb::kCrcSize + 1, kGranule) + kGranule;
+      round_up(protocol::kHeaderSize + size_t{server.limits().max_payload} + pusb::kCrcSize + 1, kGranule) + kGranule;
   auto buffer = std::make_unique<PayloadBuffer>(size);
   if (!buffer->valid())
     return make_error(Errc::internal, "cannot reserve {} bytes of address space for USB payloads", size);
-  return std::unique_ptr<UsbSession>(new UsbSession(server, endpoints, std::move(logger), std::move(buffer)));
+  return std::unique_ptr<UsbConnection>(new UsbConnection(server, endpoints, std::move(logger), std::move(buffer)));
 }
 
-UsbSession::UsbSession(server::Server& server, DeviceEndpoints& endpoints, std::shared_ptr<spdlog::logger> logger,
+UsbConnection::UsbConnection(server::Port& server, DeviceEndpoints& endpoints, std::shared_ptr<spdlog::logger> logger,
                        std::unique_ptr<PayloadBuffer> buffer)
     : server_(server),
       endpoints_(endpoints),
@@ -64,18 +64,18 @@ UsbSession::UsbSession(server::Server& server, DeviceEndpoints& endpoints, std::
       buffer_(std::move(buffer)),
       crc_(std::make_unique<CrcWorker>()) {}
 
-UsbSession::~UsbSession() = default;
+UsbConnection::~UsbConnection() = default;
 
-void UsbSession::run() {
+void UsbConnection::run() {
   while (endpoints_.wait_enabled()) {
     if (logger_) logger_->info("USB: interface enabled, max packet size {}", endpoints_.max_packet());
     // The host's session lasts while the interface is enabled; a host program that starts anew asks for a fresh
     // one (RESET_LINK with the new-session flag).
-    session_ = server_.open_session(server::Peer::of("usb", "host"));
+    session_ = server_.open_session(server::Peer::of(server::Trust::physical, "usb", "host"));
     while (serve_one() == Step::next) {
       if (new_session_.exchange(false)) {
         server_.close_session(*session_, "the USB host started a new session");
-        session_ = server_.open_session(server::Peer::of("usb", "host"));
+        session_ = server_.open_session(server::Peer::of(server::Trust::physical, "usb", "host"));
       }
     }
     server_.close_session(*session_, "the USB interface was disabled");
@@ -83,7 +83,7 @@ void UsbSession::run() {
   }
 }
 
-UsbSession::Step UsbSession::io_failed(const IoResult& r, const char* phase) {
+UsbConnection::Step UsbConnection::io_failed(const IoResult& r, const char* phase) {
   switch (r.io) {
     case Io::ok: return Step::next;
     case Io::cancelled:
@@ -100,12 +100,13 @@ UsbSession::Step UsbSession::io_failed(const IoResult& r, const char* phase) {
   return Step::link_down;
 }
 
-std::string UsbSession::note(const protocol::Header& h, Errc code, const std::string& message) {
+std::string UsbConnection::note(const protocol::Header& h, Errc code, const std::string& message) {
   server_.note_error(*session_, h.engine, protocol::command_name(h.cmd), Error{code, message});
-  return session_->last_line(h.engine < server_.engine_count() ? h.engine : server_.engine_count());
+  const uint32_t engines = server_.limits().engines;
+  return server_.last_line(*session_, h.engine < engines ? h.engine : engines);
 }
 
-void UsbSession::stall(uint32_t status, const std::string& line) {
+void UsbConnection::stall(uint32_t status, const std::string& line) {
   {
     std::lock_guard lock(mu_);
     last_error_.status = status;
@@ -117,14 +118,14 @@ void UsbSession::stall(uint32_t status, const std::string& line) {
   if (!r.ok() && logger_) logger_->warn("USB: cannot stall the endpoints: {}", r.detail);
 }
 
-UsbSession::Step UsbSession::serve_one() {
+UsbConnection::Step UsbConnection::serve_one() {
   endpoints_.rearm();
   const size_t mps = endpoints_.max_packet();
   if (mps == 0 || kGranule % mps != 0) {
     if (logger_) logger_->error("USB: unusable max packet size {}", mps);
     return Step::link_down;
   }
-  const size_t limit = size_t{server_.max_payload()};
+  const size_t limit = size_t{server_.limits().max_payload};
   // The first transfer of a command: a 12-byte command packet, or — for a SET — the header, the payload and (with
   // the CRC flag) the CRC in one transfer (AISRV_CAP_USB_ONE_TRANSFER). Read with room for the largest of those plus
   // the terminating packet: the header into command_, then a payload of the repeated SET size into donor_,
@@ -140,7 +141,7 @@ UsbSession::Step UsbSession::serve_one() {
   if (r.bytes < protocol::kHeaderSize || (r.bytes == protocol::kHeaderSize && !r.ended)) {
     const std::string line = fmt::format("USB: command packet of {} bytes; a command packet is exactly {} bytes",
                                          r.bytes, protocol::kHeaderSize);
-    session_->note(server_.engine_count(), AISRV_STATUS_ERROR_BAD_CMD, line);
+    server_.note_line(*session_, server_.limits().engines, AISRV_STATUS_ERROR_BAD_CMD, line);
     stall(AISRV_STATUS_ERROR_BAD_CMD, line);
     return Step::next;
   }
@@ -154,7 +155,7 @@ UsbSession::Step UsbSession::serve_one() {
         fmt::format("USB: command packet of {}{} bytes; a command packet is exactly {} bytes (only a SET may carry its "
                     "payload in the same transfer)",
                     r.ended ? "" : "over ", r.bytes, protocol::kHeaderSize);
-    session_->note(server_.engine_count(), AISRV_STATUS_ERROR_BAD_CMD, line);
+    server_.note_line(*session_, server_.limits().engines, AISRV_STATUS_ERROR_BAD_CMD, line);
     stall(AISRV_STATUS_ERROR_BAD_CMD, line);
     return Step::next;
   }
@@ -241,14 +242,15 @@ UsbSession::Step UsbSession::serve_one() {
   if (response_.status == AISRV_STATUS_ERROR_BAD_ENGINE || response_.status == AISRV_STATUS_ERROR_BAD_CMD) {
     // As XMOS: a command for no engine, or no command at all, stalls the link. The interpreter logged why, in this
     // session's lines of the engine (an unknown opcode) or of the server (no such engine).
-    const bool engine_scope = h.engine < server_.engine_count() && response_.status == AISRV_STATUS_ERROR_BAD_CMD;
-    stall(response_.status, session_->last_line(engine_scope ? h.engine : server_.engine_count()));
+    const uint32_t engines = server_.limits().engines;
+    const bool engine_scope = h.engine < engines && response_.status == AISRV_STATUS_ERROR_BAD_CMD;
+    stall(response_.status, server_.last_line(*session_, engine_scope ? h.engine : engines));
     return Step::next;
   }
   return respond(h, packet.crc);
 }
 
-std::span<const uint8_t> UsbSession::gather(size_t n, size_t donor_part, size_t length) {
+std::span<const uint8_t> UsbConnection::gather(size_t n, size_t donor_part, size_t length) {
   // The n data bytes are donor_[0, donor_part) followed by the payload buffer. The payload (the first `length` of
   // them) is used in place when it lies in one of the two; else the parts are joined in the payload buffer.
   uint8_t* const buf = buffer_->data();
@@ -260,14 +262,14 @@ std::span<const uint8_t> UsbSession::gather(size_t n, size_t donor_part, size_t 
   return {buf, length};
 }
 
-uint8_t UsbSession::data_byte(size_t i, size_t donor_part, std::span<const uint8_t> data) const {
+uint8_t UsbConnection::data_byte(size_t i, size_t donor_part, std::span<const uint8_t> data) const {
   // Byte i of the SET data (payload then trailer) after gather(): joined data is contiguous from data.data(); a
   // payload used in place in donor_ continues in donor_ and then at the start of the payload buffer.
   if (data.data() != donor_.data()) return data.data()[i];
   return i < donor_part ? donor_[i] : buffer_->data()[i - donor_part];
 }
 
-void UsbSession::size_donor(size_t n) {
+void UsbConnection::size_donor(size_t n) {
   // Sized to a payload once the same size was accepted twice in a row among the SETs of at least kDonorMin bytes —
   // in an inference loop the input tensor (START_INFER and other small SETs in between do not count); a one-off
   // size (a model) or inputs of different sizes in turn leave it as it is. Which command may adopt the buffer is
@@ -280,7 +282,7 @@ void UsbSession::size_donor(size_t n) {
   donor_.shrink_to_fit();
 }
 
-UsbSession::Step UsbSession::respond(const protocol::Header& h, bool crc) {
+UsbConnection::Step UsbConnection::respond(const protocol::Header& h, bool crc) {
   if (response_.sent) {  // status and payload went out from the session's tensor (write() below)
     if (!answer_.ok()) return io_failed(answer_, answer_phase_);
   } else {
@@ -293,7 +295,7 @@ UsbSession::Step UsbSession::respond(const protocol::Header& h, bool crc) {
   return Step::next;
 }
 
-bool UsbSession::write(std::span<const uint8_t> payload) {
+bool UsbConnection::write(std::span<const uint8_t> payload) {
   // Only what the endpoint can queue without waiting for the host: the session's tensors are held during this call.
   if (payload.size() > kSinkMax) return false;
   answer_phase_ = "status";
@@ -301,7 +303,7 @@ bool UsbSession::write(std::span<const uint8_t> payload) {
   return true;
 }
 
-IoResult UsbSession::send_answer(uint32_t status, std::span<const uint8_t> payload, bool has_payload, bool crc,
+IoResult UsbConnection::send_answer(uint32_t status, std::span<const uint8_t> payload, bool has_payload, bool crc,
                                  const char*& phase) {
   const size_t mps = endpoints_.max_packet();
   put_le32(status_.data(), status);
@@ -335,14 +337,14 @@ IoResult UsbSession::send_answer(uint32_t status, std::span<const uint8_t> paylo
   return r;
 }
 
-std::optional<std::vector<uint8_t>> UsbSession::control_in(uint8_t request, uint16_t value, uint16_t length) {
+std::optional<std::vector<uint8_t>> UsbConnection::control_in(uint8_t request, uint16_t value, uint16_t length) {
   (void)value;
   if (request == static_cast<uint8_t>(pusb::VendorRequest::last_error))
     return pusb::encode_last_error(last_error(), length);
   return std::nullopt;
 }
 
-bool UsbSession::control_out(uint8_t request, uint16_t value, uint16_t length) {
+bool UsbConnection::control_out(uint8_t request, uint16_t value, uint16_t length) {
   if (request == static_cast<uint8_t>(pusb::VendorRequest::reset_link) && length == 0) {
     const bool fresh = (value & pusb::kResetNewSession) != 0;
     if (logger_) logger_->info("USB: link reset by the host{}", fresh ? " (new host session)" : "");
@@ -353,7 +355,7 @@ bool UsbSession::control_out(uint8_t request, uint16_t value, uint16_t length) {
   return false;
 }
 
-pusb::LastError UsbSession::last_error() const {
+pusb::LastError UsbConnection::last_error() const {
   std::lock_guard lock(mu_);
   return last_error_;
 }

@@ -1,7 +1,7 @@
-// aisrv interpreter — output GPIO lines through the GPIO character device with libgpiod 1.x (gpio_lines.hpp; CMake
+// aisrv sensors — output GPIO lines through the GPIO character device with libgpiod 1.x (gpio_lines.hpp; CMake
 // refuses 2.x, whose API differs). A chip whose device goes away (a USB GPIO bridge unplugged) is opened again under
 // its name when it is back: at the next inference's set or the next model load's request.
-#include "aisrv/gpio_lines.hpp"
+#include "aisrv/sensors/gpio_lines.hpp"
 
 #include <gpiod.h>
 
@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-namespace aisrv::server {
+namespace aisrv::sensors {
 
 namespace {
 
@@ -29,6 +29,9 @@ class LinuxGpioLines final : public GpioLines {
   }
   size_t count() const override { return spec_.lines.size(); }
   bool held() const override { return held_; }
+  std::vector<uint8_t> idle() const override {
+    return spec_.idle.size() == spec_.lines.size() ? spec_.idle : std::vector<uint8_t>(spec_.lines.size(), 0);
+  }
 
   Status request() override {
     if (held_) return ok();
@@ -77,7 +80,7 @@ class LinuxGpioLines final : public GpioLines {
   }
 
  private:
-  // Requests the lines of the open chip as outputs, driven low. Notes a chip that is gone (gone_).
+  // Requests the lines of the open chip as outputs, driven to their idle level. Notes a chip that is gone (gone_).
   Status request_lines() {
     if (!chip_) return make_error(Errc::not_found, "{}: GPIO chip '{}' is not present", describe(), spec_.chip);
     gpiod_line_bulk_init(&bulk_);
@@ -90,8 +93,9 @@ class LinuxGpioLines final : public GpioLines {
       }
       gpiod_line_bulk_add(&bulk_, line);
     }
-    std::vector<int> low(spec_.lines.size(), 0);
-    if (gpiod_line_request_bulk_output(&bulk_, consumer_.c_str(), low.data()) < 0) {
+    const std::vector<uint8_t> rest = idle();
+    std::vector<int> initial(rest.begin(), rest.end());
+    if (gpiod_line_request_bulk_output(&bulk_, consumer_.c_str(), initial.data()) < 0) {
       const int err = errno;
       if (err == ENODEV || err == EIO) {
         gone_ = true;
@@ -135,10 +139,17 @@ class LinuxGpioLines final : public GpioLines {
 
 }  // namespace
 
-Result<GpioSpec> parse_gpio_spec(const std::string& spec) {
+Result<GpioSpec> parse_gpio_spec(const std::string& full) {
+  // The idle level, when given, is the last field.
+  std::string spec = full, idle;
+  if (const auto at = full.rfind(":idle="); at != std::string::npos) {
+    spec = full.substr(0, at);
+    idle = full.substr(at + 6);
+  }
   const auto colon = spec.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size())
-    return make_error(Errc::invalid_argument, "GPIO spec '{}' is not CHIP:LINE[,LINE...]", spec);
+    return make_error(Errc::invalid_argument, "GPIO spec '{}' is not CHIP:LINE[,LINE...][:idle=low|high|0,1,...]",
+                      full);
   GpioSpec g;
   g.chip = spec.substr(0, colon);
   std::string_view rest(spec);
@@ -157,7 +168,23 @@ Result<GpioSpec> parse_gpio_spec(const std::string& spec) {
     rest.remove_prefix(comma + 1);
     if (rest.empty()) return make_error(Errc::invalid_argument, "GPIO spec '{}' ends with a comma", spec);
   }
-  if (g.lines.size() > 32) return make_error(Errc::invalid_argument, "GPIO spec '{}': at most 32 lines", spec);
+  if (g.lines.size() > 32) return make_error(Errc::invalid_argument, "GPIO spec '{}': at most 32 lines", full);
+  if (idle.empty() && full.size() != spec.size())
+    return make_error(Errc::invalid_argument, "GPIO spec '{}': idle= needs low, high or one 0/1 per line", full);
+  if (idle.empty() || idle == "low" || idle == "high") {
+    g.idle.assign(g.lines.size(), idle == "high" ? 1 : 0);
+    return g;
+  }
+  for (size_t i = 0; i < idle.size(); i += 2) {
+    if ((idle[i] != '0' && idle[i] != '1') || (i + 1 < idle.size() && idle[i + 1] != ','))
+      return make_error(Errc::invalid_argument, "GPIO spec '{}': idle level '{}' is not low, high or 0/1 per line",
+                        full, idle);
+    g.idle.push_back(static_cast<uint8_t>(idle[i] - '0'));
+  }
+  if (idle.back() == ',') return make_error(Errc::invalid_argument, "GPIO spec '{}' ends with a comma", full);
+  if (g.idle.size() != g.lines.size())
+    return make_error(Errc::invalid_argument, "GPIO spec '{}': {} idle level(s) for {} line(s)", full, g.idle.size(),
+                      g.lines.size());
   return g;
 }
 
@@ -172,4 +199,4 @@ Result<std::unique_ptr<GpioLines>> open_gpio_lines(const GpioSpec& spec, const s
   return std::unique_ptr<GpioLines>(std::move(lines));
 }
 
-}  // namespace aisrv::server
+}  // namespace aisrv::sensors

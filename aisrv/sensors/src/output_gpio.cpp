@@ -1,11 +1,11 @@
-// aisrv interpreter — output GPIO policy and driving (output_gpio.hpp).
-#include "aisrv/output_gpio.hpp"
+// aisrv sensors — output GPIO policy and driving (output_gpio.hpp).
+#include "aisrv/sensors/output_gpio.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
-namespace aisrv::server {
+namespace aisrv::sensors {
 
 namespace {
 
@@ -66,7 +66,7 @@ std::vector<uint8_t> gpio_levels(const GpioPolicy& p, const protocol::TensorInfo
 OutputGpio::OutputGpio(std::unique_ptr<GpioLines> lines) : lines_(std::move(lines)) {
   policy_.enabled.assign(lines_->count(), 0);
   policy_.threshold.assign(lines_->count(), -128);
-  levels_.assign(lines_->count(), 0);
+  levels_ = lines_->idle();
 }
 
 Status OutputGpio::check_line(uint32_t line) const {
@@ -126,9 +126,11 @@ Status OutputGpio::set_mode(uint32_t mode) {
 Status OutputGpio::drive(const protocol::TensorInfo& info, std::span<const uint8_t> bytes) {
   std::lock_guard lock(mu_);
   if (!lines_->held()) return ok();
-  bool any = false;
-  for (uint8_t e : policy_.enabled) any = any || e;
-  auto next = any ? gpio_levels(policy_, info, bytes) : std::vector<uint8_t>(lines_->count(), 0);
+  // Lines the policy does not drive (disabled) stay at their idle level.
+  auto next = gpio_levels(policy_, info, bytes);
+  const std::vector<uint8_t> idle = lines_->idle();
+  for (size_t i = 0; i < next.size() && i < idle.size(); ++i)
+    if (!policy_.enabled[i]) next[i] = idle[i];
   if (next == levels_) return ok();
   AISRV_TRY(lines_->set(next));
   levels_ = std::move(next);
@@ -144,19 +146,19 @@ Status OutputGpio::request() {
   std::lock_guard lock(mu_);
   if (lines_->held()) return ok();
   AISRV_TRY(lines_->request());
-  levels_.assign(lines_->count(), 0);  // requested low
+  levels_ = lines_->idle();  // requested at the idle level
   return ok();
 }
 
 void OutputGpio::release() {
   std::lock_guard lock(mu_);
-  if (lines_->held() && std::any_of(levels_.begin(), levels_.end(), [](uint8_t l) { return l != 0; })) {
+  const std::vector<uint8_t> idle = lines_->idle();
+  if (lines_->held() && levels_ != idle) {
     // Idle level first: a released line keeps the value it had, so a lit LED would stay lit.
-    const std::vector<uint8_t> idle(lines_->count(), 0);
     (void)lines_->set(idle);  // a chip that went away is released all the same
   }
   lines_->release();
-  levels_.assign(lines_->count(), 0);
+  levels_ = idle;
 }
 
-}  // namespace aisrv::server
+}  // namespace aisrv::sensors
