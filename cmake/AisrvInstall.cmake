@@ -25,7 +25,7 @@ set_target_properties(aisrv_client_shared PROPERTIES OUTPUT_NAME aisrv-client EX
 
 # libaisrv-server: the interpreter with its engines, model store and the in-process and socket transports, for an
 # application that embeds the server (the local channel). It uses the protocol from libaisrv-client.
-set(AISRV_SERVER_PARTS aisrv_interpreter aisrv_sensors aisrv_phy_local aisrv_phy_socket aisrv_engine_api aisrv_engines aisrv_flash)
+set(AISRV_SERVER_PARTS aisrv_interpreter aisrv_port aisrv_sensors aisrv_phy_local aisrv_phy_socket aisrv_engine_api aisrv_engines aisrv_flash)
 add_library(aisrv_server_shared SHARED aisrv/src/library_version.cpp)
 foreach(part ${AISRV_SERVER_PARTS})
   target_sources(aisrv_server_shared PRIVATE $<TARGET_OBJECTS:${part}>)

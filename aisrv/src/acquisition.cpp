@@ -401,6 +401,18 @@ void Acquisition::stop_stream(EngineSlot& slot) {
                              stream->starter, stream->frames, sn.source->dropped() - stream->dropped_start,
                              stream->bad));
   host_.close_session(*stream->session, "the stream stopped");
+  rest_gpio(slot);
+}
+
+// The stream's last result no longer stands for what the camera sees: its output lines go back to their idle level
+// (they stay held while the model is loaded; the next inference drives them again).
+void Acquisition::rest_gpio(EngineSlot& slot) {
+  sensors::OutputGpio* gpio = slot.gpio();
+  if (gpio == nullptr) return;
+  if (auto rested = gpio->rest(); !rested)
+    slot.log().add(fmt::format("output GPIO not set to idle after the stream: {}", rested.error().message));
+  else if (*rested)
+    slot.log().add(fmt::format("output GPIO {} back to its idle level (the stream stopped)", gpio->describe()));
 }
 
 void Acquisition::stop_all() {

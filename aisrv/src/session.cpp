@@ -8,34 +8,6 @@
 
 namespace aisrv::server {
 
-std::string Peer::describe() const {
-  std::string s = transport;
-  if (!address.empty()) s += " " + address;
-  if (uid) s += fmt::format(" uid {}", *uid);
-  if (gid) s += fmt::format(" gid {}", *gid);
-  if (pid) s += fmt::format(" pid {}", *pid);
-  return s;
-}
-
-Peer Peer::of(Trust trust, std::string transport, std::string address) {
-  Peer p;
-  p.transport = std::move(transport);
-  p.trust = trust;
-  p.address = std::move(address);
-  return p;
-}
-
-std::string_view trust_name(Trust t) {
-  switch (t) {
-    case Trust::process: return "process";
-    case Trust::physical: return "physical access";
-    case Trust::credentials: return "kernel credentials";
-    case Trust::address: return "address only";
-    case Trust::detector: return "detector endpoint";
-  }
-  return "?";
-}
-
 Session::Session(uint64_t id, Peer peer, protocol::Role role, bool needs_auth, SessionLimits limits,
                  uint32_t engines, LogClock& clock, std::shared_ptr<spdlog::logger> sink)
     : id_(id),

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The product's include graph against the rooms table of docs/architecture.md.
+"""The product's include graph against the rooms table of docs/architecture.md, and its link graph against the
+port's rule.
 
 Every `#include "..."` in the product's sources (aisrv/, phy/, engine/, flash/, protocol/, host/ and
 tools/completion/; tests and the other tools aside) is resolved to the file it names: first beside the including file
@@ -9,10 +10,17 @@ docs/architecture.md (the longest matching directory or file wins), and an arrow
 "may include" column does not allow is reported with its file and line. An include that resolves to no file of the
 product must be a generated header the table names in its "generated" column, or it is reported too.
 
+The link graph: every target_link_libraries() of the product's CMakeLists.txt files (the SOURCE_ROOTS and cmake/)
+gives arrows target -> library; a transport library (aisrv_phy_*) must not reach aisrv_interpreter through them,
+directly or through another library: transports link the port (aisrv_port) only, the daemon links both. Each such
+path is reported with its arrows.
+
 Usage: check_include_graph.py [ROOT]   (ROOT: the source tree, default: two levels above this script)
-       check_include_graph.py --self-test   (a small tree with one allowed and one forbidden arrow: the checker must
-                                             pass the first and report the second)
-Exit 0 when every arrow is allowed, 1 with one line per forbidden arrow otherwise, 2 when the table is missing.
+       check_include_graph.py --self-test   (a small tree with one allowed and one forbidden include arrow, then a
+                                             transport that links the interpreter through another library: the
+                                             checker must pass the first and report the others)
+Exit 0 when every arrow is allowed, 1 with one line per forbidden arrow or link path otherwise, 2 when the table is
+missing.
 """
 import os
 import re
@@ -21,6 +29,10 @@ import sys
 SOURCE_ROOTS = ("aisrv", "phy", "engine", "flash", "protocol", "host", "tools/completion")
 EXTENSIONS = (".h", ".hpp", ".c", ".cc", ".cpp")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
+LINK = re.compile(r"target_link_libraries\s*\(\s*([\w:.-]+)(.*?)\)", re.S)
+LINK_KEYWORDS = {"PUBLIC", "PRIVATE", "INTERFACE", "LINK_PUBLIC", "LINK_PRIVATE"}
+# (targets starting with, library they must not reach): transports reach the interpreter through the port alone.
+LINK_RULES = (("aisrv_phy_", "aisrv_interpreter"),)
 
 
 def usage():
@@ -74,6 +86,49 @@ def product_files(root):
     return sorted(out)
 
 
+def link_graph(root):
+    """{target: {library: "file:line"}} from every target_link_libraries() of the product's CMakeLists.txt files."""
+    graph = {}
+    for top in SOURCE_ROOTS + ("cmake",):
+        for d, dirs, files in os.walk(os.path.join(root, top)):
+            for f in files:
+                if f != "CMakeLists.txt" and not f.endswith(".cmake"):
+                    continue
+                path = os.path.join(d, f)
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    text = re.sub(r"#[^\n]*", "", fh.read())  # comments out, line numbers kept
+                for m in LINK.finditer(text):
+                    where = f"{os.path.relpath(path, root)}:{text.count(chr(10), 0, m.start()) + 1}"
+                    libs = graph.setdefault(m.group(1), {})
+                    for lib in m.group(2).split():
+                        if lib not in LINK_KEYWORDS and not lib.startswith("$<"):
+                            libs.setdefault(lib, where)
+    return graph
+
+
+def check_links(root):
+    """Lines naming every path by which a target of LINK_RULES reaches a library it must not."""
+    graph = link_graph(root)
+    problems = []
+    for prefix, forbidden in LINK_RULES:
+        for target in sorted(t for t in graph if t.startswith(prefix)):
+            todo, via = [target], {target: None}
+            while todo:  # breadth first: the shortest path is the one reported
+                t = todo.pop(0)
+                for lib in graph.get(t, {}):
+                    if lib not in via:
+                        via[lib] = t
+                        todo.append(lib)
+            if forbidden in via:
+                path, t = [], forbidden
+                while via[t] is not None:
+                    path.append(f"{via[t]} -> {t} ({graph[via[t]][t]})")
+                    t = via[t]
+                problems.append(f"link: {target} reaches {forbidden}: {'; '.join(reversed(path))} (transports link "
+                                f"aisrv_port, never the interpreter: docs/architecture.md)")
+    return problems, sum(len(v) for v in graph.values())
+
+
 def self_test():
     import contextlib
     import io
@@ -98,11 +153,29 @@ def self_test():
         out2 = io.StringIO()
         with contextlib.redirect_stdout(out2):
             dirty = main(["", root])
+        os.remove(os.path.join(root, "phy/x/src/bad.cpp"))
+        write("aisrv/CMakeLists.txt", "add_library(aisrv_port STATIC port.cpp)\n"
+              "target_link_libraries(aisrv_port PUBLIC aisrv_protocol)\n"
+              "target_link_libraries(aisrv_interpreter PUBLIC aisrv_port # the port\n  Threads::Threads)\n"
+              "target_link_libraries(aisrv_daemon PUBLIC aisrv_interpreter aisrv_phy_x)\n")
+        write("phy/CMakeLists.txt", "target_link_libraries(aisrv_phy_x PUBLIC aisrv_port)\n")
+        out3 = io.StringIO()
+        with contextlib.redirect_stdout(out3):
+            linked = main(["", root])
+        write("phy/CMakeLists.txt", "target_link_libraries(aisrv_phy_x PUBLIC aisrv_port\n"
+              "  PRIVATE aisrv_helper)\ntarget_link_libraries(aisrv_helper PRIVATE aisrv_interpreter)\n")
+        out4 = io.StringIO()
+        with contextlib.redirect_stdout(out4):
+            badlink = main(["", root])
         ok = clean == 0 and dirty == 1 and "phy/x/src/bad.cpp:1: phy -> interpreter" in out2.getvalue()
-        print(f"check_include_graph --self-test: allowed tree {clean} (want 0), forbidden arrow {dirty} (want 1): "
+        ok = ok and linked == 0 and badlink == 1 and (
+            "link: aisrv_phy_x reaches aisrv_interpreter: aisrv_phy_x -> aisrv_helper (phy/CMakeLists.txt:1); "
+            "aisrv_helper -> aisrv_interpreter (phy/CMakeLists.txt:3)" in out4.getvalue())
+        print(f"check_include_graph --self-test: allowed tree {clean} (want 0), forbidden arrow {dirty} (want 1), "
+              f"port-only links {linked} (want 0), a transport linking the interpreter {badlink} (want 1): "
               f"{'ok' if ok else 'FAILED'}")
         if not ok:
-            print(out.getvalue() + out2.getvalue())
+            print(out.getvalue() + out2.getvalue() + out3.getvalue() + out4.getvalue())
         return 0 if ok else 1
 
 
@@ -185,9 +258,12 @@ def main(argv):
                     problems.append(f"{f}:{n}: {src_room} -> {dst_room} (#include \"{name}\", {target}) is not "
                                     f"allowed by docs/architecture.md (## Rooms: {src_room} may include "
                                     f"{', '.join(sorted(allowed[src_room])) or 'nothing'})")
+    link_problems, links = check_links(root)
+    problems += link_problems
     for p in problems:
         print(p)
-    print(f"check_include_graph: {len(files)} files, {arrows} arrows between rooms, {len(problems)} not allowed")
+    print(f"check_include_graph: {len(files)} files, {arrows} arrows between rooms, {links} link arrows, "
+          f"{len(problems)} not allowed")
     return 1 if problems else 0
 
 

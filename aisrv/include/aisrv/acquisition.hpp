@@ -95,7 +95,8 @@ class Acquisition {
   // --- streams ----------------------------------------------------------------------------------------------------
   // Continuous acquire + infer every `interval` in the engine's turn, in a session of its own, until stop_stream or an
   // error. Each round's outputs and timings are also handed to `session` (the starter) while it is open, so it reads
-  // them with GET_OUTPUT_TENSOR as on XMOS. Bad frames are skipped and counted.
+  // them with GET_OUTPUT_TENSOR as on XMOS. Bad frames are skipped and counted. When it stops, the engine's output
+  // GPIO lines go back to their idle level.
   Status start_stream(Session& session, EngineSlot& slot, std::chrono::milliseconds interval);
   Status start_stream(Session& session, EngineSlot& slot) {
     return start_stream(session, slot, stream_interval(slot.number()));
@@ -128,6 +129,7 @@ class Acquisition {
   Status acquire_frame(Session& session, EngineSlot& slot, Sensor& sensor, std::shared_ptr<Grab> staged,
                        const std::optional<sensors::AcquireWindow>& window);
   void run_chain(Session& session, uint32_t from, std::vector<std::vector<uint8_t>> outputs);
+  void rest_gpio(EngineSlot& slot);  // a stream stopped: its output lines to their idle level
   void round(const std::shared_ptr<Stream>& stream);
   void hand_stream_outputs(Stream& stream, EngineSlot& slot);
 

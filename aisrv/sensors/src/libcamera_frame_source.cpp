@@ -121,13 +121,8 @@ class LibcameraFrameSource final : public FrameSource {
     }
     libcamera::Request* request = ready_.front();
     ready_.pop_front();
-    // Frames the newest-frame rule did not see: the pipeline's own sequence numbers.
     libcamera::FrameBuffer* buffer = request->buffers().begin()->second;
     const libcamera::FrameMetadata& md = buffer->metadata();
-    if (have_sequence_ && md.sequence > last_sequence_ + 1)
-      dropped_.fetch_add(md.sequence - last_sequence_ - 1, std::memory_order_relaxed);
-    last_sequence_ = md.sequence;
-    have_sequence_ = true;
     const std::string what = describe_locked();
     const auto t0 = std::chrono::steady_clock::now();
     Status st = ok();
@@ -259,6 +254,7 @@ class LibcameraFrameSource final : public FrameSource {
     if (request->status() == libcamera::Request::RequestCancelled) return;
     std::lock_guard lock(mu_);
     if (!running_) return;
+    count_skipped_sequences(*request);
     ready_.push_back(request);
     while (ready_.size() > 1) {  // an older frame nobody took: given back
       requeue(ready_.front());
@@ -266,6 +262,17 @@ class LibcameraFrameSource final : public FrameSource {
       dropped_.fetch_add(1, std::memory_order_relaxed);
     }
     cv_.notify_all();
+  }
+
+  // Frames the pipeline never completed (gaps in its sequence numbers) are dropped frames too. Counted as each request
+  // completes, so a frame given back by the newest-frame rule (counted there) is not counted a second time when the
+  // next frame taken shows the gap. Under mu_.
+  void count_skipped_sequences(libcamera::Request& request) {
+    const libcamera::FrameMetadata& md = request.buffers().begin()->second->metadata();
+    if (have_sequence_ && md.sequence > last_sequence_ + 1)
+      dropped_.fetch_add(md.sequence - last_sequence_ - 1, std::memory_order_relaxed);
+    if (!have_sequence_ || md.sequence > last_sequence_) last_sequence_ = md.sequence;
+    have_sequence_ = true;
   }
 
   void disconnected() {

@@ -150,6 +150,15 @@ Status OutputGpio::request() {
   return ok();
 }
 
+Result<bool> OutputGpio::rest() {
+  std::lock_guard lock(mu_);
+  std::vector<uint8_t> idle = lines_->idle();
+  if (!lines_->held() || levels_ == idle) return false;
+  AISRV_TRY(lines_->set(idle));
+  levels_ = std::move(idle);
+  return true;
+}
+
 void OutputGpio::release() {
   std::lock_guard lock(mu_);
   const std::vector<uint8_t> idle = lines_->idle();

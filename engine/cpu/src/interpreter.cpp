@@ -366,6 +366,13 @@ Result<std::vector<LayerTime>> Interpreter::invoke(KernelBackend& primary, Kerne
   if (checker && !verify_ready_)
     return make_error(Errc::internal, "verify mode needs a model loaded with the checking backend");
   reset_variables();
+  // The backend's per-model choices (e.g. whether its threads pay for this model) see every inference as a whole.
+  struct InvokeScope {
+    KernelBackend& backend;
+    bool completed = false;
+    ~InvokeScope() { backend.end_invoke(completed); }
+  } scope{primary};
+  primary.begin_invoke(this);
   std::vector<LayerTime> layers;
   layers.reserve(ops_.size());
   for (size_t i = 0; i < ops_.size(); ++i) {
@@ -424,6 +431,7 @@ Result<std::vector<LayerTime>> Interpreter::invoke(KernelBackend& primary, Kerne
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
     layers.push_back(LayerTime{op.layer_name, op.op_name, static_cast<uint64_t>(ns)});
   }
+  scope.completed = true;
   return layers;
 }
 

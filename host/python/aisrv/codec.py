@@ -1,8 +1,8 @@
 """Codecs of the aisrv payload records (docs/protocol.md section 3): little-endian, bounds-checked, refusing trailing
 bytes where the C++ codecs do. Every record's layout comes from protocol/include/aisrv/protocol/records.def (generated
 into _records.py by tools/gen-python-protocol): one encoder and one decoder walk those field lists, as the C++ record
-codec (records.hpp) does, and the record classes (TensorInfo, ServerStats, FlashCatalogue, ...) are dataclasses made
-from them. INFER and GET_TIMINGS frame raw tensor bytes and are written out below."""
+codec (records.hpp) does, and the record classes (TensorInfo, ServerStats, FlashCatalogue, InferRequest, ...) are
+dataclasses made from them, members and defaults as the table gives them."""
 import struct
 from dataclasses import field, make_dataclass
 from typing import List, Optional, Sequence
@@ -130,42 +130,43 @@ class _TensorInfoBase:
 
 _SCALARS = {"u8": "<B", "u16": "<H", "u32": "<I", "u64": "<Q", "i32": "<i", "f32": "<f"}
 _ENUM_NAMES = {enum: {code: name for name, code in names.items()} for enum, names in R.ENUMS.items()}
-_DEFAULTS = {("TensorInfo", "quant_axis"): -1}  # as the C++ structs' initialisers; the rest are zero/empty
 _BASES = {"TensorInfo": (_TensorInfoBase,)}
 
 
-def _zero(record, kind, typ, member):
-    """The value of a member that the record has not been given."""
-    if (record, member) in _DEFAULTS:
-        return _DEFAULTS[(record, member)]
+def _zero(kind, typ, default):
+    """The value of a member that the record has not been given: the table's DEFAULT, else zero, empty or absent."""
+    if default is not None:
+        return default
     if kind in ("OPT", "OPT0"):
         return None
     if kind == "ENUM":
         return _ENUM_NAMES[typ][0]
-    if kind == "REST":
+    if kind in ("REST", "BLOB"):
         return b""
-    return {"f32": 0.0, "boolean": False, "str8": "", "str32": ""}.get(typ, R.ENUMS.get(typ, {}).get("unknown", 0))
+    return {"f32": 0.0, "boolean": False, "str8": "", "str32": ""}.get(typ, 0)
 
 
 def _members(fields):
-    """(kind, type, member) of a record's data members, in order; a list stands where its count does."""
+    """(kind, type, member, default) of a record's data members, in order; a list stands where its count does."""
     zipped = {f[2]: f for f in fields if f[0] == "ZIP"}
-    for kind, typ, member, a, b in fields:
+    for kind, typ, member, a, b, default in fields:
         if kind == "COUNT":
-            yield "LIST", typ, member
+            yield "LIST", typ, member, None
             if member in zipped:
-                yield "LIST", zipped[member][3], zipped[member][4]
-        elif kind not in ("ZERO", "FLAGS", "LIST", "ZIP"):
-            yield kind, typ, member
+                yield "LIST", zipped[member][3], zipped[member][4], None
+        elif kind == "SEQ":
+            yield "LIST", typ, member, None
+        elif kind not in ("ZERO", "FLAGS", "LIST", "ZIP", "BLOBS"):
+            yield kind, typ, member, default
 
 
 def _make_class(name, fields):
     spec = []
-    for kind, typ, member in _members(fields):
+    for kind, typ, member, default in _members(fields):
         if kind == "LIST":
             spec.append((member, list, field(default_factory=list)))
         else:
-            spec.append((member, object, field(default=_zero(name, kind, typ, member))))
+            spec.append((member, object, field(default=_zero(kind, typ, default))))
     if name == "TensorInfo":
         spec.append(("dtype_code", int, field(init=False, repr=False, compare=False, default=255)))
     cls = make_dataclass(name, spec, bases=_BASES.get(name, ()), namespace={"__module__": __name__})
@@ -189,6 +190,8 @@ def _enum_code(typ, value) -> int:
 def _put(out: bytearray, typ, value):
     if typ in _SCALARS:
         out += struct.pack(_SCALARS[typ], value)
+    elif typ == "blob":  # a byte string in a list: its length here, its bytes where BLOBS stands
+        out += struct.pack("<I", len(value))
     elif typ == "boolean":
         out.append(1 if value else 0)
     elif typ == "str8":
@@ -202,15 +205,22 @@ def _put(out: bytearray, typ, value):
         _encode_into(out, typ, value)
 
 
+def _blobs(typ, element):
+    """The byte strings of a list element, as BLOBS writes them: the element itself (`blob`) or its BLOB fields."""
+    if typ == "blob":
+        return [element]
+    return [getattr(element, f[2]) for f in R.RECORDS[typ][1] if f[0] == "BLOB"]
+
+
 def _encode_into(out: bytearray, name, v):
     fields = R.RECORDS[name][1]
     flags, counts = 0, {}
-    for kind, typ, member, a, b in fields:  # the flag bits first: a flag word may precede what it describes
+    for kind, typ, member, a, b, _ in fields:  # the flag bits first: a flag word may precede what it describes
         if kind in ("OPT", "OPT0") and getattr(v, member) is not None or kind == "FLAG" and getattr(v, member):
             flags |= a
-    for kind, typ, member, a, b in fields:
+    for kind, typ, member, a, b, _ in fields:
         value = getattr(v, member, None)
-        if kind == "FIELD":
+        if kind in ("FIELD", "INDEX"):
             _put(out, typ, value)
         elif kind == "ENUM":
             out.append(_enum_code(typ, value))
@@ -237,9 +247,18 @@ def _encode_into(out: bytearray, name, v):
             _put(out, typ, value)
         elif kind == "REST":
             out += bytes(value)
+        elif kind == "SEQ":
+            for e in value:
+                _put(out, typ, e)
+        elif kind == "BLOB":
+            out += struct.pack("<I", len(value))
+        elif kind == "BLOBS":
+            for e in value[:counts[member]]:
+                for b in _blobs(typ, e):
+                    out += bytes(b)
 
 
-def _get(r: Reader, typ, member, a=0):
+def _get(r: Reader, typ, member, a=0, ctx=None):
     if typ in _SCALARS:
         return struct.unpack(_SCALARS[typ], r.take(struct.calcsize(_SCALARS[typ]), member))[0]
     if typ == "boolean":
@@ -250,13 +269,19 @@ def _get(r: Reader, typ, member, a=0):
         return r.str32(member, a)
     if typ in R.ENUMS:
         return r.u8(member)
-    return _decode_from(r, typ)
+    if typ == "blob":  # its length now, its bytes when BLOBS stands
+        ctx["lengths"].append(r.u32(member))
+        return b""
+    return _decode_from(r, typ, ctx)
 
 
-def _decode_from(r: Reader, name):
+def _decode_from(r: Reader, name, ctx=None):
+    """The record `name` at the reader. `ctx` is the enclosing record's: "lengths" collects BLOB lengths in wire
+    order, "seen" the INDEX values of the list being read."""
     fields = R.RECORDS[name][1]
     values, counts, flags = {}, {}, 0
-    for kind, typ, member, a, b in fields:
+    ctx = ctx if ctx is not None else {"lengths": [], "seen": None}
+    for kind, typ, member, a, b, _ in fields:
         if kind == "FIELD":
             values[member] = _get(r, typ, member, a)
         elif kind == "ENUM":
@@ -272,7 +297,9 @@ def _decode_from(r: Reader, name):
                 raise DecodeError("%s: %d elements cannot fit in the %d bytes left" % (member, n, r.remaining))
             counts[member] = n
         elif kind == "LIST":
-            values[member] = [_get(r, typ, member) for _ in range(counts[member])]
+            outer, ctx["seen"] = ctx["seen"], set()
+            values[member] = [_get(r, typ, member, 0, ctx) for _ in range(counts[member])]
+            ctx["seen"] = outer
         elif kind == "ZIP":
             pairs = [(_get(r, typ, member), _get(r, a, member)) for _ in range(counts[member])]
             values[member], values[b] = [p[0] for p in pairs], [p[1] for p in pairs]
@@ -290,7 +317,35 @@ def _decode_from(r: Reader, name):
             values[member] = _get(r, typ, member)
         elif kind == "REST":
             values[member] = bytes(r.take(r.remaining, member))
-    for kind, typ, member, a, b in fields:  # flags that follow what they describe
+        elif kind == "SEQ":
+            size = struct.calcsize(_SCALARS[typ])
+            if r.remaining % size:
+                raise DecodeError("%s: %d bytes are not a whole number of %d-byte elements" % (member, r.remaining, size))
+            values[member] = [_get(r, typ, member) for _ in range(r.remaining // size)]
+        elif kind == "INDEX":
+            values[member] = _get(r, typ, member)
+            if values[member] >= a:
+                raise DecodeError("%s %d is not below the limit %d" % (member, values[member], a))
+            if ctx["seen"] is not None:
+                if values[member] in ctx["seen"]:
+                    raise DecodeError("%s %d given twice" % (member, values[member]))
+                ctx["seen"].add(values[member])
+        elif kind == "BLOB":
+            ctx["lengths"].append(r.u32(member))
+            values[member] = b""
+        elif kind == "BLOBS":
+            if sum(ctx["lengths"]) != r.remaining:
+                raise DecodeError("%s: the lengths announce %d bytes, %d follow" % (member, sum(ctx["lengths"]),
+                                                                                  r.remaining))
+            lengths = iter(ctx["lengths"])
+            if typ == "blob":
+                values[member] = [bytes(r.take(next(lengths), member)) for _ in values[member]]
+            else:
+                blob_members = [f[2] for f in R.RECORDS[typ][1] if f[0] == "BLOB"]
+                for e in values[member]:
+                    for m in blob_members:
+                        setattr(e, m, bytes(r.take(next(lengths), member)))
+    for kind, typ, member, a, b, _ in fields:  # flags that follow what they describe
         if kind == "OPT0" and not flags & a:
             values[member] = None
     return CLASSES[name](**values)
@@ -339,31 +394,20 @@ def encode_flash_chunk(offset: int, data: bytes) -> bytes:
     return encode("FlashChunk", CLASSES["FlashChunk"](offset=offset, bytes=bytes(data)))
 
 
-# --- INFER and GET_TIMINGS: raw tensor bytes, framed (payloads.hpp) ------------------------------------------------
+# --- INFER and GET_TIMINGS: the records InferRequest, InferAnswer and Timings -----------------------------------------
 
 
 def decode_timings(data: bytes) -> List[int]:
-    if len(data) % 4:
-        raise DecodeError("timings payload of %d bytes is not a multiple of 4" % len(data))
-    return list(struct.unpack("<%dI" % (len(data) // 4), data))
+    """GET_TIMINGS: each operator's nanoseconds (u32, saturated by the server)."""
+    return decode("Timings", data).ns
 
 
 def encode_infer_request(inputs: Sequence[bytes]) -> bytes:
     """INFER request: every input, input i being inputs[i]."""
-    head = struct.pack("<I", len(inputs))
-    for i, b in enumerate(inputs):
-        head += struct.pack("<II", i, len(b))
-    return head + b"".join(bytes(b) for b in inputs)
+    tensors = [CLASSES["InferTensor"](index=i, bytes=bytes(b)) for i, b in enumerate(inputs)]
+    return encode("InferRequest", CLASSES["InferRequest"](inputs=tensors))
 
 
 def decode_infer_answer(data: bytes) -> List[bytes]:
-    r = Reader(data)
-    m = r.u32("output count")
-    if m > P.MAX_TENSORS:
-        raise DecodeError("INFER answer carries %d outputs; the limit is %d" % (m, P.MAX_TENSORS))
-    lengths = [r.u32("output length") for _ in range(m)]
-    if sum(lengths) != r.remaining:
-        raise DecodeError("INFER answer announces %d bytes of outputs, %d follow" % (sum(lengths), r.remaining))
-    outs = [bytes(r.take(n, "output bytes")) for n in lengths]
-    r.end()
-    return outs
+    """INFER answer: every output's bytes, output 0 first."""
+    return decode("InferAnswer", data).outputs

@@ -208,10 +208,16 @@ class GeneratedTables(unittest.TestCase):
 
 def sample(record, variant, k):
     """The record filled by records_dump's rule (tests/unit/protocol/records_dump.cpp): k[0] counts the values filled in
-    wire order; variant 0 leaves lists empty and options absent, variant 1 gives every list two elements."""
+    wire order; variant 0 leaves lists empty and options absent, variant 1 gives every list two elements and byte
+    strings 3 bytes, variant 2 fills every list to its limit (at most 16) and leaves byte strings empty."""
+    def some_bytes(n):
+        return bytes([n & 255, (n + 1) & 255, (n + 2) & 255]) if variant == 1 else b""
+
     def value(typ, a=0):
         if typ in R.RECORDS:
             return sample(typ, variant, k)
+        if typ == "blob":
+            return some_bytes(k[0])
         k[0] += 1
         n = k[0]
         return {"u8": lambda: n & 0x7F, "u16": lambda: 0x100 + n, "u32": lambda: 0x01020300 + n,
@@ -220,14 +226,14 @@ def sample(record, variant, k):
                 "DType": lambda: n % 9}[typ]()
 
     values, counts = {}, {}
-    for kind, typ, member, a, b in R.RECORDS[record][1]:
+    for kind, typ, member, a, b, _ in R.RECORDS[record][1]:
         if kind == "FIELD":
             values[member] = value(typ)
         elif kind == "ENUM":
             k[0] += 1
             values[member] = codec._ENUM_NAMES[typ][k[0] % (a + 1)]
         elif kind == "COUNT":
-            counts[member] = min(2, a) if variant else 0
+            counts[member] = min({0: 0, 1: 2, 2: 16}[variant], a)
         elif kind == "LIST":
             values[member] = [value(typ) for _ in range(counts[member])]
         elif kind == "ZIP":
@@ -241,8 +247,20 @@ def sample(record, variant, k):
             values[member] = value(typ)
         elif kind == "REST" and variant:
             k[0] += 1
-            values[member] = bytes([k[0] & 255, (k[0] + 1) & 255, (k[0] + 2) & 255])
+            values[member] = some_bytes(k[0])
+        elif kind == "SEQ":
+            values[member] = [value(typ) for _ in range({0: 0, 1: 2, 2: 16}[variant])]
+        elif kind == "INDEX":
+            k[0] += 1
+            values[member] = k[0] % a
+        elif kind == "BLOB":
+            values[member] = some_bytes(k[0])  # k not counted
     return codec.CLASSES[record](**values)
+
+
+# Records with BLOB fields are elements of a list followed by BLOBS (InferTensor): on their own only their lengths are
+# on the wire, so reading one back gives empty byte strings (of the lengths both codecs then write as 0).
+ELEMENT_ONLY = {name for name, (_, fields) in R.RECORDS.items() if any(f[0] == "BLOB" for f in fields)}
 
 
 @unittest.skipUnless(os.environ.get("AISRV_RECORDS_DUMP"), "needs AISRV_RECORDS_DUMP (ctest protocol_records_cross)")
@@ -253,7 +271,10 @@ class CrossCodec(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         out = subprocess.run([os.environ["AISRV_RECORDS_DUMP"]], check=True, capture_output=True, text=True).stdout
-        cls.cpp = {(name, int(variant)): bytes.fromhex(h) for name, variant, h in (l.split() for l in out.splitlines())}
+        lines = [l.split() for l in out.splitlines()]
+        cls.cpp = {(name, int(variant)): bytes.fromhex("" if h == "-" else h) for name, variant, h in lines
+                   if variant != "fn"}
+        cls.fn = {name: bytes.fromhex(h) for name, variant, h in lines if variant == "fn"}
 
     def cpp_decode(self, items):
         """What the C++ decoder makes of each (record, bytes): its record encoded again, or 'error <errc>'."""
@@ -270,22 +291,63 @@ class CrossCodec(unittest.TestCase):
             return "error protocol_error"
 
     def test_every_record_is_written_alike(self):
-        self.assertEqual({name for name, _ in self.cpp if name in R.RECORDS}, set(R.RECORDS))
+        self.assertEqual({name for name, _ in self.cpp}, set(R.RECORDS))
+        self.assertEqual({variant for _, variant in self.cpp}, {0, 1, 2})
         for (name, variant), want in self.cpp.items():
             if name not in R.RECORDS:
                 continue
             with self.subTest(record=name, variant=variant):
                 mine = codec.encode(name, sample(name, variant, [0]))
                 self.assertEqual(mine.hex(), want.hex())
-                self.assertEqual(codec.encode(name, codec.decode(name, want)), want)  # Python reads C++'s bytes
+                again = want if name not in ELEMENT_ONLY else self.cpp_decode([(name, want)])[0]
+                self.assertEqual(codec.encode(name, codec.decode(name, want)), again)  # Python reads C++'s bytes
         items = [(name, codec.encode(name, sample(name, variant, [0]))) for name, variant in self.cpp
                  if name in R.RECORDS]
-        self.assertEqual(self.cpp_decode(items), [data for _, data in items])  # C++ reads Python's bytes
+        self.assertEqual(self.cpp_decode(items), [data if name not in ELEMENT_ONLY else self.py_decode(name, data)
+                                                  for name, data in items])  # C++ reads Python's bytes
 
-    def test_infer_framings_are_written_alike(self):
-        self.assertEqual(codec.encode_infer_request([bytes([10, 11, 12, 13]), b"\x01"]),
-                         self.cpp[("InferRequest", 1)])
-        self.assertEqual(codec.decode_infer_answer(self.cpp[("InferAnswer", 1)]), [bytes([10, 11, 12, 13]), b"\x01"])
+    def test_infer_and_timings_are_written_alike(self):
+        # the samples: 0 tensors, 2 tensors of 3 bytes, 16 tensors (the limit) with no bytes; 0, 2 and 16 timings
+        for variant, (n, size) in enumerate(((0, 0), (2, 3), (P.MAX_TENSORS, 0))):
+            request = codec.decode("InferRequest", self.cpp[("InferRequest", variant)])
+            self.assertEqual([len(t.bytes) for t in request.inputs], [size] * n)
+            self.assertEqual(len({t.index for t in request.inputs}), n)
+            self.assertEqual([len(o) for o in codec.decode_infer_answer(self.cpp[("InferAnswer", variant)])],
+                             [size] * n)
+            self.assertEqual(len(codec.decode_timings(self.cpp[("Timings", variant)])), [0, 2, 16][variant])
+        # the named functions of payloads.hpp: inputs given out of order (4 bytes, an empty one) after a byte the
+        # request is appended to; the answer replaces what its buffer held; timings saturate at 0xFFFFFFFF
+        a = bytes([10, 11, 12, 13])
+        self.assertEqual(self.fn["InferRequest"][1:],
+                         codec.encode("InferRequest", codec.InferRequest(inputs=[codec.InferTensor(1, a),
+                                                                                 codec.InferTensor(0, b"")])))
+        self.assertEqual(self.fn["InferRequest"][:1], b"\xee")
+        self.assertEqual(codec.decode_infer_answer(self.fn["InferAnswer"]), [a, b""])
+        self.assertEqual(codec.decode_timings(self.fn["Timings"]), [7, 0, 0xFFFFFFFF])
+        # the client's request: input i is inputs[i]
+        self.assertEqual(self.cpp_decode([("InferRequest", codec.encode_infer_request([a, b"", b"\x01"]))]),
+                         [codec.encode_infer_request([a, b"", b"\x01"])])
+
+    def test_infer_hostile_framings_are_refused_alike(self):
+        head = struct.pack("<I", 2) + struct.pack("<II", 0, 1) + struct.pack("<II", 1, 1)
+        items = [("InferRequest", head + b"\x01\x02"),  # accepted
+                 ("InferRequest", head + b"\x01"),  # lengths announce 2 bytes, 1 follows
+                 ("InferRequest", head + b"\x01\x02\x03"),  # 3 follow
+                 ("InferRequest", struct.pack("<I", 2) + struct.pack("<II", 0, 1) * 2 + b"\x01\x02"),  # index twice
+                 ("InferRequest", struct.pack("<I", 1) + struct.pack("<II", P.MAX_TENSORS, 0)),  # index at the limit
+                 ("InferRequest", struct.pack("<I", P.MAX_TENSORS + 1) + bytes(8 * 17)),  # count above the limit
+                 ("InferRequest", struct.pack("<I", 0xFFFFFFFF)),  # a hostile count, refused before allocating
+                 ("InferAnswer", struct.pack("<III", 2, 1, 0) + b"\x07"),  # accepted: an empty output
+                 ("InferAnswer", struct.pack("<III", 2, 1, 0xFFFFFFFF) + b"\x07"),
+                 ("InferAnswer", struct.pack("<I", P.MAX_TENSORS + 1) + bytes(4 * 17)),
+                 ("Timings", b""), ("Timings", bytes(8)), ("Timings", bytes(7))]
+        cpp = self.cpp_decode(items)
+        mine = [self.py_decode(name, data) for name, data in items]
+        self.assertEqual(mine, cpp)
+        self.assertEqual([isinstance(m, bytes) for m in mine],
+                         [True, False, False, False, False, False, False, True, False, False, True, True, False])
+        with self.assertRaisesRegex(codec.DecodeError, "index 0 given twice"):
+            codec.decode("InferRequest", items[3][1])
 
     def test_both_refuse_and_accept_the_same_hostile_bytes(self):
         rng = np.random.default_rng(28)

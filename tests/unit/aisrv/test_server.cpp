@@ -698,6 +698,51 @@ TEST_CASE("acquire stream: runs in the engine's turn in a session of its own, ou
   REQUIRE(submit_as(*other, Command::START_ACQUIRE_STREAM, 1).status == 0);
 }
 
+TEST_CASE("acquire stream: its output GPIO lines go back to their idle level when it stops, still held") {
+  test::TempDir dir;
+  const std::string path = dir.file("frames.raw");
+  std::ofstream(path, std::ios::binary) << std::string("abcdefgh", 8);
+  auto rec = std::make_shared<test::GpioRecord>();
+  rec->idle = {0, 1, 0};  // line 1 rests high (an active-low LED)
+  auto lines = std::make_unique<test::RecordingGpio>(3, rec);
+  REQUIRE(lines->request().ok());
+  server::ServerOptions o;
+  auto src = sensors::open_raw_frame_source(path);
+  REQUIRE(src.ok());
+  o.sensors.emplace_back(0, server::SensorConfig{std::move(src).value(), std::chrono::milliseconds(5), nullptr});
+  o.gpio.emplace_back(0, std::move(lines));
+  auto s = make_server(1, std::move(o));
+  auto levels = [&] {
+    std::lock_guard l(rec->mu);
+    return rec->levels;
+  };
+  REQUIRE(call(s, Command::SET_MODEL_SECONDARY, 0, 0, make_test_model({{4}, {4}})).status == 0);
+  for (uint32_t line = 0; line < 3; ++line) {
+    std::vector<uint8_t> p;
+    encode_u32(1, p);
+    REQUIRE(call(s, Command::SET_OUTPUT_GPIO_EN, 0, line, p).status == 0);
+    p.clear();
+    encode_u32(10, p);  // every frame byte + 1 is > 10 (the test backend's output is input + 1)
+    REQUIRE(call(s, Command::SET_OUTPUT_GPIO_THRESH, 0, line, p).status == 0);
+  }
+  REQUIRE(levels() == std::vector<uint8_t>{0, 1, 0});
+  REQUIRE(call(s, Command::START_ACQUIRE_STREAM, 0, 1).status == 0);
+  for (int i = 0; i < 400 && levels() != std::vector<uint8_t>{1, 1, 1}; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(levels() == std::vector<uint8_t>{1, 1, 1});  // the stream drives them
+  const std::vector<uint8_t> stop{0, 0, 0, 0};
+  REQUIRE(call(s, Command::START_ACQUIRE_STREAM, 0, 0, stop).status == 0);
+  CHECK(levels() == std::vector<uint8_t>{0, 1, 0});  // at rest, not the last frame's result
+  CHECK(rec->held);                                    // still the engine's while the model is loaded
+  CHECK(log_of(s, 0).find("output GPIO gpio:test back to its idle level (the stream stopped)") != std::string::npos);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  CHECK(levels() == std::vector<uint8_t>{0, 1, 0});  // no round after the stop drives them again
+  // The next inference drives them as before.
+  REQUIRE(call(s, Command::SET_INPUT_TENSOR, 0, 0, std::vector<uint8_t>{20, 0, 20, 0}).status == 0);
+  REQUIRE(call(s, Command::START_INFER).status == 0);
+  CHECK(levels() == std::vector<uint8_t>{1, 0, 1});
+}
+
 TEST_CASE("acquire stream: a sensor that fails stops the stream; every session gets ERROR_SENSOR once") {
   test::TempDir dir;
   const std::string path = dir.file("cam.fifo");

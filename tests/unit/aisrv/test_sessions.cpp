@@ -216,7 +216,7 @@ TEST_CASE("INFER: every input in, every output out, one call; the session's tens
   const InferTensor dup[] = {{0, in0}, {0, in0}};
   encode_infer_request(dup, twice);
   CHECK(call(*s, *a, Command::INFER, 0, 0, twice).status == AISRV_STATUS_ERROR_BAD_LENGTH);
-  CHECK(log_of(*s, *a, 0, 1).find("INFER gives input 0 twice") != std::string::npos);
+  CHECK(log_of(*s, *a, 0, 1).find("INFER request: index 0 given twice") != std::string::npos);
   CHECK(call(*s, *a, Command::INFER, 0, 1, req).status == AISRV_STATUS_ERROR_BAD_TENSOR);
 }
 

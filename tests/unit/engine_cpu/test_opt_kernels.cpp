@@ -20,6 +20,7 @@
 #include "aisrv/engine/cpu/kernel_backend.hpp"
 #include "aisrv/engine/cpu/optimized_backend.hpp"
 #include "optimized_backend.hpp"
+#include "random_cases.hpp"
 #include "simd_levels.hpp"
 
 #if defined(__x86_64__)
@@ -34,16 +35,7 @@ using namespace aisrv::engine::cpu;
 
 namespace {
 
-struct Rng {
-  std::mt19937 g;
-  explicit Rng(uint32_t seed) : g(seed) {}
-  int32_t uniform(int32_t lo, int32_t hi) { return std::uniform_int_distribution<int32_t>(lo, hi)(g); }
-  bool chance(double p) { return std::bernoulli_distribution(p)(g); }
-  template <typename T>
-  T pick(std::initializer_list<T> v) {
-    return *(v.begin() + uniform(0, static_cast<int32_t>(v.size()) - 1));
-  }
-};
+using aisrv::test::Rng;
 
 // The levels to test: every level up to the best this processor runs.
 std::vector<SimdLevel> levels() { return available_simd_levels(); }
@@ -1321,6 +1313,44 @@ TEST_CASE("the worker pool hands out a run shape only where measurement shows a 
   // Without measuring (tests' setting) every run at or above the minimum is handed out.
   opt::WorkerPool always(2, 1000, /*measure=*/false);
   CHECK(always.hands_out(5000, 2));
+}
+
+TEST_CASE("the worker pool decides per model too: no hand-over when whole inferences are slower with it") {
+  // One "inference": an operator whose two 3 ms parts are faster on two participants (so the operator's own choice is
+  // to hand them out), then a step that costs 10 ms more when the operator was handed out — as a worker polling next
+  // to the caller or wake-ups cost a small model more than its operators gain. Waits, not work: a busy machine
+  // cannot blur it.
+  opt::WorkerPool pool(2, 1000);
+  int model_a = 0, model_b = 0;
+  auto inference = [&](const void* model, bool penalty) {
+    std::atomic<int> elsewhere{0};
+    pool.begin_inference(model);
+    pool.run(2, [&](size_t, size_t participant) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      elsewhere += participant != 0;
+    }, 7000);
+    if (penalty && elsewhere.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    pool.end_inference(true);
+    return elsewhere.load() > 0;
+  };
+  const uint32_t settle = opt::WorkerPool::kModelWarmup + 2 * opt::WorkerPool::kTrials;
+  for (uint32_t i = 0; i < settle; ++i) inference(&model_a, true);
+  CHECK(pool.hands_out(7000, 2) == false);  // the model's choice overrides the operator's
+  CHECK_FALSE(pool.model_hands_out());
+  int handed = 0;
+  for (int i = 0; i < 20; ++i) handed += inference(&model_a, true);
+  CHECK(handed == 0);
+  // Another model starts afresh; without the penalty the hand-over pays for the whole inference too.
+  CHECK(inference(&model_b, false));
+  for (uint32_t i = 1; i < settle; ++i) inference(&model_b, false);
+  CHECK(pool.model_hands_out());
+  handed = 0;
+  for (int i = 0; i < 10; ++i) handed += inference(&model_b, false);
+  CHECK(handed == 10);
+  // A failed inference is not timed and changes nothing.
+  pool.begin_inference(&model_b);
+  pool.end_inference(false);
+  CHECK(pool.model_hands_out());
 }
 
 TEST_CASE("the worker pool keeps small operators on the caller") {

@@ -1,9 +1,12 @@
 // Test tool: the C++ side of the cross-codec test (host/python/tests/test_codec.py, CrossCodec). With no argument it
-// prints, for every record of records.def and both sample variants, `Name variant hex` of the C++ encoding of a
+// prints, for every record of records.def and each sample variant, `Name variant hex` of the C++ encoding of a
 // record filled by a fixed rule (variant 0: lists empty, options absent; variant 1: two elements per list, every
-// option present; scalars numbered in wire order), then samples of the INFER framings. With `decode` it reads lines
-// `Name hex` from stdin and answers each with the hex of the C++ decoder's record encoded again, or `error <errc>`.
+// option present, byte strings of 3 bytes; variant 2: every list at its limit (at most 16 elements: INFER's 16
+// tensors), byte strings empty; scalars numbered in wire order), then INFER's and GET_TIMINGS' samples written through
+// the named functions of payloads.hpp (`InferRequest fn`, ...). With `decode` it reads lines `Name hex` from stdin and
+// answers each with the hex of the C++ decoder's record encoded again, or `error <errc>`; `-` stands for no bytes.
 #include <cstdio>
+#include <deque>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -35,7 +38,6 @@ std::vector<uint8_t> unhex(const std::string& s) {
 // The fill rule the Python test repeats: k counts the values filled, in wire order, across nested records.
 class Filler {
  public:
-  Filler(int variant, uint64_t& k) : variant_(variant), k_(k) {}
 
   template <Record R>
   void record(R& v) { visit(*this, v); }
@@ -48,7 +50,7 @@ class Filler {
   void operator()(Zero, Type<T>, const char*) {}
   template <class T, class M>
   void operator()(Count, Type<T>, std::vector<M>& m, const char*, uint64_t max, uint64_t) {
-    m.resize(variant_ ? std::min<uint64_t>(2, max) : 0);
+    m.resize(variant_ == 0 ? 0 : std::min<uint64_t>(variant_ == 1 ? 2 : 16, max));
   }
   template <class T, class M>
   void operator()(List, Type<T> t, std::vector<M>& m, const char*) {
@@ -76,9 +78,19 @@ class Filler {
   void operator()(Rest, std::span<const uint8_t>& m, const char*) {
     if (!variant_) return;
     const uint64_t k = ++k_;
-    rest_ = {static_cast<uint8_t>(k), static_cast<uint8_t>(k + 1), static_cast<uint8_t>(k + 2)};
-    m = rest_;
+    m = bytes(k);
   }
+  template <class T, class M>
+  void operator()(Seq, Type<T> t, std::vector<M>& m, const char*) {
+    m.resize(variant_ == 0 ? 0 : variant_ == 1 ? 2 : 16);
+    for (auto& e : m) fill(t, e);
+  }
+  template <class T, class M>
+  void operator()(Index, Type<T>, M& m, const char*, uint64_t max) { m = static_cast<M>(++k_ % max); }
+  template <class T>
+  void operator()(Blob, Type<T>, std::span<const uint8_t>& m, const char*) { m = bytes(k_); }  // k_ not counted
+  template <class T, class M>
+  void operator()(Blobs, Type<T>, std::vector<M>&, const char*) {}
 
  private:
   template <class T, class M>
@@ -100,23 +112,36 @@ class Filler {
   template <class E>
     requires std::is_enum_v<E>
   void fill(Type<E>, E& x) { x = static_cast<E>(++k_ % 9); }
+  void fill(Type<blob>, std::span<const uint8_t>& x) { x = bytes(k_); }
   template <Record R>
-  void fill(Type<R>, R& x) { Filler(variant_, k_).record(x); }
+  void fill(Type<R>, R& x) { Filler(variant_, k_, store_).record(x); }
 
+  // Variant 1: the 3 bytes k, k+1, k+2; variant 2: none. Kept alive for the record's views.
+  std::span<const uint8_t> bytes(uint64_t k) {
+    if (variant_ != 1) return {};
+    store_.push_back({static_cast<uint8_t>(k), static_cast<uint8_t>(k + 1), static_cast<uint8_t>(k + 2)});
+    return store_.back();
+  }
+
+ public:
+  Filler(int variant, uint64_t& k, std::deque<std::vector<uint8_t>>& store) : variant_(variant), k_(k), store_(store) {}
+
+ private:
   int variant_;
   uint64_t& k_;
-  std::vector<uint8_t> rest_;
+  std::deque<std::vector<uint8_t>>& store_;
 };
 
 template <Record R>
 void dump(int variant) {
   uint64_t k = 0;
   R v{};
-  Filler filler(variant, k);
+  std::deque<std::vector<uint8_t>> store;
+  Filler filler(variant, k, store);
   filler.record(v);
   std::vector<uint8_t> out;
   encode_record(v, out);
-  std::printf("%s %d %s\n", std::string(Traits<R>::name).c_str(), variant, hex(out).c_str());
+  std::printf("%s %d %s\n", std::string(Traits<R>::name).c_str(), variant, out.empty() ? "-" : hex(out).c_str());
 }
 
 }  // namespace
@@ -141,14 +166,18 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  for (int variant = 0; variant < 2; ++variant) for_each_record([&]<class R>(Type<R>) { dump<R>(variant); });
-  // The INFER framings, written by hand on both sides: two inputs (4 bytes, 1 byte), the answer likewise.
-  const std::vector<uint8_t> a{0x0a, 0x0b, 0x0c, 0x0d}, b{0x01};
-  const std::vector<InferTensor> inputs{{0, a}, {1, b}};
-  std::vector<uint8_t> request, answer;
+  for (int variant = 0; variant < 3; ++variant) for_each_record([&]<class R>(Type<R>) { dump<R>(variant); });
+  // The named functions servers and clients call: two inputs given in reverse order (4 bytes, an empty one), the
+  // answer likewise; timings of three layers, the last above u32 (saturated).
+  const std::vector<uint8_t> a{0x0a, 0x0b, 0x0c, 0x0d};
+  const std::vector<InferTensor> inputs{{1, a}, {0, {}}};
+  std::vector<uint8_t> request{0xEE}, answer{0xEE}, timings;  // the request is appended, the answer replaces
   encode_infer_request(inputs, request);
-  const std::vector<std::span<const uint8_t>> outputs{a, b};
+  const std::vector<std::span<const uint8_t>> outputs{a, {}};
   encode_infer_answer(outputs, answer);
-  std::printf("InferRequest 1 %s\nInferAnswer 1 %s\n", hex(request).c_str(), hex(answer).c_str());
+  const std::vector<LayerTime> layers{{"a", "CONV_2D", 7}, {"b", "ADD", 0}, {"c", "SOFTMAX", 0x100000000ull}};
+  encode_timings(layers, timings);
+  std::printf("InferRequest fn %s\nInferAnswer fn %s\nTimings fn %s\n", hex(request).c_str(), hex(answer).c_str(),
+              hex(timings).c_str());
   return 0;
 }

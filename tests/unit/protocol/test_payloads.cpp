@@ -157,6 +157,67 @@ TEST_CASE("model metadata round-trips; truncation, trailing bytes and entry coun
   CHECK(decode_model_metadata(none)->entries.empty());
 }
 
+TEST_CASE("INFER request and answer: the documented bytes, views into the payload, hostile framings refused") {
+  // docs/protocol.md 3.9: one input, #0, 4 bytes 0a 0b 0c 0d
+  const std::vector<uint8_t> a{0x0a, 0x0b, 0x0c, 0x0d};
+  const InferTensor one[] = {{0, a}};
+  std::vector<uint8_t> req;
+  encode_infer_request(one, req);
+  CHECK(req == std::vector<uint8_t>{1, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0x0a, 0x0b, 0x0c, 0x0d});
+  // inputs in any order, an empty one among them; decoded as views into the payload (no copy)
+  const InferTensor two[] = {{3, a}, {1, {}}};
+  req.clear();
+  encode_infer_request(two, req);
+  auto d = decode_infer_request(req);
+  REQUIRE(d.ok());
+  REQUIRE(d->size() == 2);
+  CHECK((*d)[0].index == 3);
+  CHECK((*d)[0].bytes.data() == req.data() + 4 + 2 * 8);
+  CHECK(std::vector<uint8_t>((*d)[0].bytes.begin(), (*d)[0].bytes.end()) == a);
+  CHECK((*d)[1].index == 1);
+  CHECK((*d)[1].bytes.empty());
+  // hostile: the bytes short or long, an index at the limit or given twice, a count above the limit
+  std::vector<uint8_t> shorter(req.begin(), req.end() - 1), longer = req;
+  longer.push_back(0);
+  CHECK(decode_infer_request(shorter).error().message.find("announce 4 bytes, 3 follow") != std::string::npos);
+  CHECK(decode_infer_request(longer).error().code == Errc::protocol_error);
+  std::vector<uint8_t> twice = req;
+  twice[12] = 3;  // the second input's index: 3 again
+  CHECK(decode_infer_request(twice).error().message.find("index 3 given twice") != std::string::npos);
+  std::vector<uint8_t> limit = req;
+  limit[4] = AISRV_MAX_TENSORS;
+  CHECK(decode_infer_request(limit).error().message.find("index 16 is not below the limit 16") != std::string::npos);
+  std::vector<uint8_t> many(4 + 8 * 17, 0);
+  many[0] = 17;
+  CHECK(decode_infer_request(many).error().message.find("17 elements, above the limit 16") != std::string::npos);
+  CHECK(decode_infer_request(std::vector<uint8_t>{0, 0, 0, 0})->empty());  // 0 inputs
+  // the answer replaces its buffer's content; 16 outputs (the limit), the last empty
+  std::vector<std::span<const uint8_t>> outs(AISRV_MAX_TENSORS, std::span<const uint8_t>(a));
+  outs.back() = {};
+  std::vector<uint8_t> answer{0xEE, 0xEE};
+  encode_infer_answer(outs, answer);
+  CHECK(answer.size() == 4 + 4 * 16 + 4 * 15);
+  auto o = decode_infer_answer(answer);
+  REQUIRE(o.ok());
+  REQUIRE(o->size() == 16);
+  CHECK((*o)[0].data() == answer.data() + 4 + 4 * 16);
+  CHECK((*o)[15].empty());
+  answer[0] = 17;
+  CHECK(decode_infer_answer(answer).error().code == Errc::protocol_error);
+}
+
+TEST_CASE("GET_TIMINGS: u32 per layer, saturated; a payload that is not whole words is refused") {
+  const std::vector<LayerTime> layers{{"a", "ADD", 5}, {"b", "CONV_2D", 0x1'0000'0000ull}};
+  std::vector<uint8_t> out;
+  encode_timings(layers, out);
+  CHECK(out == std::vector<uint8_t>{5, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF});
+  CHECK(*decode_timings(out) == std::vector<uint32_t>{5, 0xFFFFFFFF});
+  CHECK(decode_timings({})->empty());
+  out.pop_back();
+  CHECK(decode_timings(out).error().message.find("7 bytes are not a whole number of 4-byte elements") !=
+        std::string::npos);
+}
+
 TEST_CASE("random bytes never crash the decoders") {
   std::mt19937 rng(7);
   for (int i = 0; i < 2000; ++i) {
@@ -169,6 +230,9 @@ TEST_CASE("random bytes never crash the decoders") {
     (void)decode_spec(junk);
     (void)decode_server_stats(junk);
     (void)decode_model_metadata(junk);
+    (void)decode_timings(junk);
+    (void)decode_infer_request(junk);
+    (void)decode_infer_answer(junk);
   }
   // a layer count that the payload cannot hold is refused before allocating
   std::vector<uint8_t> lie(28, 0);

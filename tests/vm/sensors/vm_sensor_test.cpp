@@ -481,7 +481,7 @@ TEST_CASE("float32 camera path: vivid's YUYV frame into a float32 RGB input is p
 }
 
 TEST_CASE("GPIO driven by a stream: vivid's colour decides which line of the emulated CP2112 is high while the stream "
-          "runs; the stop freezes them, unloading leaves them at the idle level") {
+          "runs; the stop and unloading leave them at the idle level") {
   const std::string node = vivid_capture_node();
   REQUIRE(!node.empty());
   // The chip: the CP2112 emulated over FunctionFS (the guest script made the gadget; the GPIO test before this one
@@ -573,18 +573,19 @@ TEST_CASE("GPIO driven by a stream: vivid's colour decides which line of the emu
     CHECK(chip.gpio_sets() == sets_while_green);  // unchanged levels are not sent again
     CHECK(*c->acquire_mode(0) == AISRV_ACQUIRE_MODE_STREAM);
 
-    // Stopped: no round drives the lines any more; they keep the last inference's levels (as after any inference,
-    // docs/sensors-gpio.md) — the camera turning red changes nothing.
+    // Stopped: the last frame's result no longer stands for what the camera sees, so the lines go back to their
+    // idle levels (line 1 high), still held; no round drives them any more — the camera turning red changes nothing.
     pattern("100% Blue");
     CHECK(wait_for(0b100, 10000) == 0b100);
     REQUIRE(c->acquire_stream(0, false).ok());
     CHECK(*c->acquire_mode(0) == 0);
+    CHECK((chip.latch() & 0x07) == 0b010);
     const int sets_at_stop = chip.gpio_sets();
     pattern("100% Red");
     std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-    CHECK((chip.latch() & 0x07) == 0b100);
+    CHECK((chip.latch() & 0x07) == 0b010);
     CHECK(chip.gpio_sets() == sets_at_stop);
-    // Unloading drives them to their idle levels (line 1 high) and gives them back.
+    // Unloading leaves them at their idle levels and gives them back.
     REQUIRE(c->unload_model(0).ok());
     CHECK((chip.latch() & 0x07) == 0b010);
 

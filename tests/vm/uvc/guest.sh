@@ -1,8 +1,9 @@
 # aisrv VM test (guest script, busybox sh) — a USB camera through the kernel's uvcvideo driver (vm_uvc_test, frames
 # chosen by the test). First it tries the usb_f_uvc webcam gadget over dummy_hcd and prints what the kernel says
 # (Debian's dummy_hcd has no isochronous endpoint, which the gadget's video stream needs); the camera the test then
-# drives is a UVC device on USB/IP's vhci-hcd (tests/vm/uvc/usbip_uvc_camera.*). Exit 77 (skip) when a module or the
-# test data is missing.
+# drives is a UVC device on USB/IP's vhci-hcd (tests/vm/uvc/usbip_uvc_camera.*), and for libcamera the same camera
+# on QEMU's PCI xHCI over usbredir (usbredir_uvc_camera.*, vm-run --usb-redir-port uvc: a virtio-serial port named
+# "uvc"). Exit 77 (skip) when a module or the test data is missing.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export PATH=/vmtest/bin:$PATH
 for m in uvcvideo vhci_hcd; do
@@ -55,7 +56,7 @@ fi
 # initialized (no rules here: it records them).
 /lib/systemd/systemd-udevd --daemon --resolve-names=never 2>/dev/null || echo "udevd failed to start"
 rc=0
-if vm_uvc_test; then echo "PASS: vm_uvc_test"; else echo "FAIL: vm_uvc_test"; rc=1; fi
+if vm_uvc_test --duration=true; then echo "PASS: vm_uvc_test"; else echo "FAIL: vm_uvc_test"; rc=1; fi
 ls -l /dev/media* /run/udev/data 2>&1 | head -n 12
-echo "kernel log (uvcvideo, vhci):"; dmesg | grep -iE 'uvc|vhci|usb 3-|usb [0-9]-1' | tail -n 12
+echo "kernel log (uvcvideo, vhci, xhci):"; dmesg | grep -iE 'uvc|vhci|xhci|usb [0-9]-1' | tail -n 16
 exit $rc

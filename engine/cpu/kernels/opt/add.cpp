@@ -2,6 +2,7 @@
 // vectorised element loop (split across the worker pool when large); broadcasting and parameters outside the vector
 // preconditions use the reference kernel.
 #include <algorithm>
+#include <functional>
 
 #include "optimized_backend.hpp"
 
@@ -40,13 +41,16 @@ void OptimizedKernelBackend::add(const AddParams& p) {
   s.act_max = p.act_max;
   // Split across the worker pool in spans of whole 64-element blocks (the vector loop's steps stay aligned).
   const auto add = kernels_.add[p.dtype == DType::int8 ? 0 : 1];
-  if (pool_.size() == 1) {
+  const uint64_t work = static_cast<uint64_t>(s.count) * kAddWorkPerElement;
+  if (!pool_.may_hand_out(work)) {  // one participant, or too little to hand out: one call
     add(s);
     return;
   }
   const auto blocks = static_cast<size_t>((s.count + 63) / 64);
   const size_t parts = std::max<size_t>(std::min(blocks, 2 * pool_.size()), 1);
-  pool_.run(parts, [&](size_t part, size_t) {
+  // Passed by reference: a std::function holds a reference_wrapper without allocating (the lambda itself
+  // would be copied to the heap on every call, one malloc / free per operator).
+  const auto part_fn = [&](size_t part, size_t) {
     const auto first = static_cast<int64_t>(blocks * part / parts * 64);
     const auto end = std::min(static_cast<int64_t>(blocks * (part + 1) / parts * 64), s.count);
     if (first >= end) return;
@@ -56,7 +60,8 @@ void OptimizedKernelBackend::add(const AddParams& p) {
     mine.out += first;
     mine.count = end - first;
     add(mine);
-  }, static_cast<uint64_t>(s.count) * kAddWorkPerElement);
+  };
+  pool_.run(parts, std::cref(part_fn), work);
 }
 
 }  // namespace aisrv::engine::cpu

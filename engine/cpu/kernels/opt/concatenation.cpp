@@ -221,7 +221,8 @@ void OptimizedKernelBackend::concatenation(const ConcatenationParams& p) {
   if (total == 0) return;
   const ConcatWalk walk{std::span<const Slab>(slabs.data(), p.inputs.size()), row_bytes,
                         static_cast<uint8_t*>(p.output)};
-  if (pool_.size() == 1) {
+  const uint64_t work = concat_work(total, static_cast<size_t>(p.outer_size) * mapped_row_bytes);
+  if (!pool_.may_hand_out(work)) {  // one participant, or too little to hand out: the plain walk
     walk.rows(0, p.outer_size);
     return;
   }
@@ -233,7 +234,7 @@ void OptimizedKernelBackend::concatenation(const ConcatenationParams& p) {
   pool_.run(parts, [&](size_t part, size_t) {
     const size_t first = blocks * part / parts * kAlign, end = std::min(blocks * (part + 1) / parts * kAlign, total);
     if (first < end) walk.write(first, end);
-  }, concat_work(total, static_cast<size_t>(p.outer_size) * mapped_row_bytes));
+  }, work);
 }
 
 }  // namespace aisrv::engine::cpu

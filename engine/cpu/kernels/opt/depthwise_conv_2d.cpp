@@ -10,12 +10,18 @@
 //            read a zero row. A small cache of filter_h converted rows serves consecutive output rows. Then one row
 //            kernel call (opt_kernels.hpp) per output row. With a worker pool, the output rows are split into
 //            contiguous ranges (run() says how many), each participant with its own scratch (row cache, accumulators).
+// At the avx512_vnni level (DepthwiseLayout::pairs32) the layer runs on flat rows instead where it can (FlatPlan:
+// channels / gcd(channels, 32) <= 32 weight patterns, horizontal stride <= 8; depthwise_avx512.hpp): rows with no
+// channel padding, columns split into stride phases, and a kernel over blocks of 32 (pixel, channel) lanes, so few
+// channels fill the vectors too. Where it cannot, the pairs32 packing and vnni_kernels.cpp's row kernel run.
 // A padding tap multiplies 0, which is what the reference's skipped tap adds. float32 depthwise convolutions run
 // depthwise_conv_2d_float.cpp (no prepared data); dynamic-range ones the reference kernel (the reference's scratch).
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 
 #include "../ref/scratch.hpp"
+#include "depthwise_avx512.hpp"
 #include "float_kernels.hpp"
 #include "optimized_backend.hpp"
 
@@ -154,6 +160,185 @@ void convert_row(const DepthwiseConv2DParams& p, const DepthwisePlan& d, const O
   std::memset(dst + (left + width) * cp, 0, (d.width_padded - left - width) * cp * sizeof(int16_t));
 }
 
+// ---- flat rows (avx512_vnni) ------------------------------------------------------------------------------------
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+constexpr bool kFlatBuild = true;
+#else
+constexpr bool kFlatBuild = false;
+#endif
+constexpr size_t kMaxFlatPatterns = 32;
+constexpr int32_t kMaxFlatStride = 8;
+// The flat packing repeats a channel's weights in every lane that holds it (32 P / channels = 32 / gcd(channels, 32)
+// copies: 32 for one channel, 4 for 8, 1 for multiples of 32); beyond this size (huge filters) pairs32 runs instead.
+constexpr long double kMaxFlatPackedBytes = 1 << 20;
+
+struct FlatPlan {
+  size_t participants = 1;
+  size_t channels = 0, taps = 0, pairs = 0, patterns = 0;
+  size_t stride = 1, left = 0, width_padded = 0, phase_width = 0;
+  size_t row_elements = 0;  // stride phases of phase_width columns of `channels`, kDepthwiseFlatSlack, to 32
+  size_t slots = 0;
+  bool fits = false;  // the flat kernel takes this layer (shape-only: prepare and invoke decide alike)
+
+  size_t pattern_bytes() const { return depthwise_flat_pattern_bytes(pairs); }
+  size_t prepared_bytes() const { return fits ? kPreparedHeaderBytes + patterns * pattern_bytes() : 0; }
+  size_t participant_bytes() const {
+    return ((slots + 1) * row_elements * sizeof(int16_t) + taps * sizeof(const int16_t*) + slots * sizeof(int64_t) +
+            63) / 64 * 64;
+  }
+  size_t scratch_bytes() const { return fits ? participants * participant_bytes() : 0; }
+};
+
+FlatPlan plan_flat(const DepthwiseConv2DParams& p, size_t participants) {
+  FlatPlan f;
+  f.participants = std::max<size_t>(participants, 1);
+  const Dims4 &is = p.input_shape, &fs = p.filter_shape, &os = p.output_shape;
+  if (!kFlatBuild || os.c < 1 || os.w < 1 || is.w < 1 || fs.h < 1 || fs.w < 1 || p.stride_w < 1 ||
+      p.stride_w > kMaxFlatStride || p.dilation_w < 1 || p.padding.left < 0)
+    return f;
+  f.channels = static_cast<size_t>(os.c);
+  f.taps = static_cast<size_t>(fs.h) * static_cast<size_t>(fs.w);
+  f.pairs = (f.taps + 1) / 2;
+  f.patterns = f.channels / std::gcd(f.channels, size_t{32});
+  f.stride = static_cast<size_t>(p.stride_w);
+  f.left = static_cast<size_t>(p.padding.left);
+  const int64_t last = int64_t{os.w - 1} * p.stride_w - p.padding.left + int64_t{fs.w - 1} * p.dilation_w;
+  const int64_t right = std::max<int64_t>(0, last - (is.w - 1));
+  f.width_padded = static_cast<size_t>(int64_t{p.padding.left} + is.w + right);
+  f.phase_width = (f.width_padded + f.stride - 1) / f.stride;
+  f.slots = static_cast<size_t>(fs.h);
+  const long double row = static_cast<long double>(f.stride) * f.phase_width * f.channels + kDepthwiseFlatSlack;
+  const long double rows = row * 2 * (f.slots + 1) * f.participants;
+  const long double packed =
+      static_cast<long double>(f.patterns) * (static_cast<long double>(f.pairs) * 128 + kDepthwiseFlatConstants * 64);
+  const long double length = static_cast<long double>(os.w) * f.channels;
+  f.fits = f.patterns <= kMaxFlatPatterns && f.slots <= kMaxFilterRows && rows < kMaxKernelBytes &&
+           packed <= kMaxFlatPackedBytes && length < 2147483647.0L && row < 2147483647.0L &&
+           p.output_offset >= -256 && p.output_offset <= 256 && p.act_min >= -128 && p.act_max <= 255 &&
+           p.act_min <= p.act_max;
+  if (f.fits) f.row_elements = round_up(static_cast<size_t>(row), 32);  // rows 64-byte aligned, pointers after them
+  return f;
+}
+
+// The flat packing (depthwise_avx512.hpp): per pattern j the weight pairs, then the bias and the requantization
+// constants in the A / B lane orders; lane l of half h is flat lane (l / 4) * 8 + l % 4 + 4 h of block j, channel
+// (32 j + that) mod C.
+template <typename T>
+void pack_flat(const DepthwiseConv2DParams& p, const FlatPlan& f, std::span<uint8_t> prepared) {
+  const T* filter = static_cast<const T*>(p.filter);
+  auto weight = [&](size_t tap, size_t c) -> int16_t {
+    if (tap >= f.taps) return 0;
+    return static_cast<int16_t>(int32_t{filter[tap * f.channels + c]} + p.filter_offset);
+  };
+  for (size_t j = 0; j < f.patterns; ++j) {
+    uint8_t* pattern = prepared.data() + kPreparedHeaderBytes + j * f.pattern_bytes();
+    auto* w = reinterpret_cast<int16_t*>(pattern);
+    auto* consts = reinterpret_cast<int32_t*>(pattern + f.pairs * 128);
+    auto channel = [&](size_t half, size_t l) { return (32 * j + (l / 4) * 8 + l % 4 + half * 4) % f.channels; };
+    for (size_t half = 0; half < 2; ++half)
+      for (size_t l = 0; l < 16; ++l) {
+        const size_t c = channel(half, l);
+        for (size_t tp = 0; tp < f.pairs; ++tp) {
+          int16_t* pair = w + tp * 64 + half * 32 + l * 2;
+          pair[0] = weight(2 * tp, c);
+          pair[1] = weight(2 * tp + 1, c);
+        }
+        const int32_t shift = p.output_shift[c];
+        const int32_t right = std::max(-shift, 0);
+        const auto mask = static_cast<int32_t>((int64_t{1} << right) - 1);
+        int32_t* q = consts + 32 + half * 96;  // multiplier, odd multiplier, left, right, mask, threshold
+        consts[half * 16 + l] = p.bias ? p.bias[c] : 0;
+        q[l] = p.output_multiplier[c];
+        q[16 + l] = l % 2 == 0 ? p.output_multiplier[channel(half, l + 1)] : 0;
+        q[32 + l] = std::max(shift, 0);
+        q[48 + l] = right;
+        q[64 + l] = mask;
+        q[80 + l] = mask >> 1;
+      }
+  }
+}
+
+template <typename T>
+void run_flat_rows(const DepthwiseConv2DParams& p, const FlatPlan& f, uint8_t* scratch, size_t first, size_t end) {
+  const Dims4 &is = p.input_shape, &fs = p.filter_shape, &os = p.output_shape;
+  auto* rows = reinterpret_cast<int16_t*>(scratch);
+  int16_t* zero_row = rows + f.slots * f.row_elements;
+  auto* taps = reinterpret_cast<const int16_t**>(zero_row + f.row_elements);
+  auto* tags = reinterpret_cast<int64_t*>(taps + f.taps);
+  std::memset(zero_row, 0, f.row_elements * sizeof(int16_t));
+
+  DepthwiseFlatRow r;
+  r.taps = taps;
+  r.taps_count = static_cast<int32_t>(f.taps);
+  r.length = static_cast<int32_t>(static_cast<size_t>(os.w) * f.channels);
+  r.patterns = static_cast<int32_t>(f.patterns);
+  // About 16 KiB of converted input per chunk (filter_h rows, min(stride, filter_w) phase runs each, 2 bytes a
+  // lane), but at least 4 blocks per pattern, so reloading a pattern's weights and constants stays cheap.
+  const size_t runs = f.slots * std::min(f.stride, static_cast<size_t>(fs.w));
+  r.chunk_blocks = static_cast<int32_t>(std::max<size_t>(4, 8192 / runs / 32 / f.patterns) * f.patterns);
+  r.packed = p.prepared.data() + kPreparedHeaderBytes;
+  r.output_offset = p.output_offset;
+  r.act_min = p.act_min;
+  r.act_max = p.act_max;
+
+  const size_t C = f.channels, width = static_cast<size_t>(is.w);
+  auto column = [&](auto* row, size_t X) { return row + (X % f.stride * f.phase_width + X / f.stride) * C; };
+  auto convert = [&](size_t b, int32_t iy, int16_t* dst) {
+    const size_t in_row = (b * static_cast<size_t>(is.h) + static_cast<size_t>(iy)) * width * static_cast<size_t>(is.c);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))  // kFlatBuild: only x86-64 plans fit
+    depthwise_flat_convert_avx512(static_cast<const uint8_t*>(p.input) + in_row, std::is_unsigned_v<T>, is.w, is.c,
+                                  p.depth_multiplier, p.input_offset, static_cast<int32_t>(f.left),
+                                  static_cast<int32_t>(f.stride), static_cast<int32_t>(f.phase_width), dst);
+#else
+    (void)in_row;
+#endif
+  };
+  // The padding columns of every slot: zero once (a conversion writes only the input's columns).
+  for (size_t s = 0; s < f.slots; ++s) {
+    int16_t* slot = rows + s * f.row_elements;
+    for (size_t X = 0; X < f.left; ++X) std::memset(column(slot, X), 0, C * sizeof(int16_t));
+    for (size_t X = f.left + width; X < f.width_padded; ++X) std::memset(column(slot, X), 0, C * sizeof(int16_t));
+  }
+
+  const size_t fh = static_cast<size_t>(fs.h), fw = static_cast<size_t>(fs.w);
+  const auto out_h = static_cast<size_t>(os.h);
+  for (size_t index = first; index < end; ++index) {
+    const size_t b = index / out_h;
+    const auto oy = static_cast<int32_t>(index % out_h);
+    if (index == first || oy == 0) std::fill(tags, tags + f.slots, int64_t{-1});  // a new image: nothing cached
+    const int16_t* row_of[kMaxFilterRows];
+    bool locked[kMaxFilterRows] = {};
+    auto input_row = [&](size_t fy) { return oy * p.stride_h - p.padding.top + static_cast<int32_t>(fy) * p.dilation_h; };
+    for (size_t fy = 0; fy < fh; ++fy) {
+      const int32_t iy = input_row(fy);
+      row_of[fy] = iy < 0 || iy >= is.h ? zero_row : nullptr;
+      for (size_t s = 0; s < f.slots && !row_of[fy]; ++s)
+        if (tags[s] == iy) {
+          row_of[fy] = rows + s * f.row_elements;
+          locked[s] = true;
+        }
+    }
+    for (size_t fy = 0; fy < fh; ++fy) {
+      if (row_of[fy]) continue;
+      size_t s = 0;
+      while (locked[s]) ++s;
+      int16_t* slot = rows + s * f.row_elements;
+      convert(b, input_row(fy), slot);
+      tags[s] = input_row(fy);
+      locked[s] = true;
+      row_of[fy] = slot;
+    }
+    for (size_t fy = 0; fy < fh; ++fy)
+      for (size_t fx = 0; fx < fw; ++fx)
+        taps[fy * fw + fx] = column(row_of[fy], fx * static_cast<size_t>(p.dilation_w));
+    r.out = static_cast<uint8_t*>(p.output) + (b * out_h + static_cast<size_t>(oy)) * static_cast<size_t>(os.w) * C;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    depthwise_flat_row_avx512(r);
+#endif
+  }
+}
+
 template <typename T>
 // Output rows [first, end) of all batches (row index b * out_h + oy) with the scratch at `scratch`.
 void run_rows(const DepthwiseConv2DParams& p, const DepthwisePlan& d, const OptKernels& k, uint8_t* scratch,
@@ -225,35 +410,39 @@ void run_rows(const DepthwiseConv2DParams& p, const DepthwisePlan& d, const OptK
   }
 }
 
-template <typename T>
-void run(const DepthwiseConv2DParams& p, const DepthwisePlan& d, const OptKernels& k, WorkerPool& pool) {
+// Splits the layer's output rows among the pool's participants; rows(first, end, participant) computes a range.
+template <typename Rows>
+void run(const DepthwiseConv2DParams& p, size_t channels, size_t taps, WorkerPool& pool, const Rows& rows_of) {
   const size_t rows = static_cast<size_t>(p.output_shape.n) * static_cast<size_t>(p.output_shape.h);
   // Up to four ranges of rows per participant, taken as they come, so a participant held up (another process, a
   // slower core) does not hold up the layer; but each range starts with an empty row cache (its first filter_h rows
   // converted again), so a range has at least 8 rows where the layer has them (a 14-row layer: one per participant).
   const size_t per_participant = std::clamp<size_t>(rows / (pool.size() * 8), 1, 4);
   const size_t parts = std::min(rows, pool.size() == 1 ? size_t{1} : per_participant * pool.size());
-  const uint64_t macs = uint64_t{rows} * static_cast<uint64_t>(p.output_shape.w) * d.channels * d.taps;
+  const uint64_t macs = uint64_t{rows} * static_cast<uint64_t>(p.output_shape.w) * channels * taps;
   pool.run(parts, [&](size_t part, size_t participant) {
-    run_rows<T>(p, d, k, p.scratch.data() + participant * d.participant_bytes(), rows * part / parts,
-                rows * (part + 1) / parts);
+    rows_of(rows * part / parts, rows * (part + 1) / parts, participant);
   }, macs);
 }
 
 }  // namespace
 
+// The sizes do not know the level: enough for both the blocked and (where it fits) the flat layout.
 size_t depthwise_scratch_bytes(const DepthwiseConv2DParams& p, size_t participants) {
   if (!quantized(p)) return std::max(depthwise_float_scratch_bytes(p, participants), ref::scratch_bytes(p));
-  return std::max(plan_depthwise(p, participants).scratch_bytes(), ref::scratch_bytes(p));
+  return std::max({plan_depthwise(p, participants).scratch_bytes(), plan_flat(p, participants).scratch_bytes(),
+                   ref::scratch_bytes(p)});
 }
 size_t depthwise_prepared_bytes(const DepthwiseConv2DParams& p) {
-  return quantized(p) ? plan_depthwise(p, 1).prepared_bytes() : 0;
+  return quantized(p) ? std::max(plan_depthwise(p, 1).prepared_bytes(), plan_flat(p, 1).prepared_bytes()) : 0;
 }
 
 void depthwise_prepare(const DepthwiseConv2DParams& p, DepthwiseLayout layout, std::span<uint8_t> prepared) {
   if (!quantized(p)) return;
   const DepthwisePlan d = plan_depthwise(p, 1);
-  if (!d.fits || prepared.size() < d.prepared_bytes()) return;
+  const FlatPlan f = plan_flat(p, 1);
+  const bool flat = layout == DepthwiseLayout::pairs32 && f.fits;
+  if (flat ? prepared.size() < f.prepared_bytes() : !d.fits || prepared.size() < d.prepared_bytes()) return;
   PreparedHeader h;
   h.magic = kPreparedMagic;
   h.layout = static_cast<uint32_t>(layout);
@@ -262,7 +451,10 @@ void depthwise_prepare(const DepthwiseConv2DParams& p, DepthwiseLayout layout, s
              static_cast<size_t>(p.input_shape.c) * static_cast<size_t>(p.depth_multiplier) == d.channels &&
              p.padding.left >= 0 && p.padding.top >= 0 && p.stride_w >= 1 && p.dilation_w >= 1 && p.dilation_h >= 1 &&
              static_cast<size_t>(p.filter_shape.h) <= kMaxFilterRows;
-  if (h.usable) {
+  if (h.usable && flat) {
+    if (p.dtype == DType::int8) pack_flat<int8_t>(p, f, prepared);
+    else pack_flat<uint8_t>(p, f, prepared);
+  } else if (h.usable) {
     if (p.dtype == DType::int8) pack<int8_t>(p, d, layout, prepared);
     else pack<uint8_t>(p, d, layout, prepared);
   }
@@ -276,6 +468,24 @@ void OptimizedKernelBackend::depthwise_conv2d(const DepthwiseConv2DParams& p) {
     if (!opt::depthwise_float_run(p, level_, pool_)) ReferenceKernelBackend::depthwise_conv2d(p);
     return;
   }
+  if (kernels_.depthwise_layout == opt::DepthwiseLayout::pairs32) {
+    const opt::FlatPlan f = opt::plan_flat(p, pool_.size());
+    if (f.fits) {
+      opt::PreparedHeader h;
+      if (p.prepared.size() >= f.prepared_bytes()) std::memcpy(&h, p.prepared.data(), sizeof h);
+      if (h.magic != opt::kPreparedMagic || !h.usable || h.layout != static_cast<uint32_t>(kernels_.depthwise_layout) ||
+          p.scratch.size() < f.scratch_bytes()) {
+        ReferenceKernelBackend::depthwise_conv2d(p);
+        return;
+      }
+      opt::run(p, f.channels, f.taps, pool_, [&](size_t first, size_t end, size_t participant) {
+        uint8_t* scratch = p.scratch.data() + participant * f.participant_bytes();
+        if (p.dtype == DType::int8) opt::run_flat_rows<int8_t>(p, f, scratch, first, end);
+        else opt::run_flat_rows<uint8_t>(p, f, scratch, first, end);
+      });
+      return;
+    }
+  }
   const opt::DepthwisePlan d = opt::plan_depthwise(p, pool_.size());
   opt::PreparedHeader h;
   if (d.fits && p.prepared.size() >= d.prepared_bytes()) std::memcpy(&h, p.prepared.data(), sizeof h);
@@ -285,8 +495,11 @@ void OptimizedKernelBackend::depthwise_conv2d(const DepthwiseConv2DParams& p) {
     ReferenceKernelBackend::depthwise_conv2d(p);
     return;
   }
-  if (p.dtype == DType::int8) opt::run<int8_t>(p, d, kernels_, pool_);
-  else opt::run<uint8_t>(p, d, kernels_, pool_);
+  opt::run(p, d.channels, d.taps, pool_, [&](size_t first, size_t end, size_t participant) {
+    uint8_t* scratch = p.scratch.data() + participant * d.participant_bytes();
+    if (p.dtype == DType::int8) opt::run_rows<int8_t>(p, d, kernels_, scratch, first, end);
+    else opt::run_rows<uint8_t>(p, d, kernels_, scratch, first, end);
+  });
 }
 
 }  // namespace aisrv::engine::cpu

@@ -103,6 +103,27 @@ struct FcRow {
   uint8_t* out = nullptr;
 };
 
+// FULLY_CONNECTED on VPDPBUSD (x86 VNNI levels; fully_connected.cpp prepares, vnni_kernels.cpp computes). The
+// weights are packed at load in blocks of kFcVnniBlock outputs, [blocks][k4 / 4][16][4] signed bytes b (w for int8,
+// w - 128 for uint8), zero in the depth padding and in the padding outputs; the row's input as unsigned bytes a
+// (x + 128 for int8, x for uint8), zero from the real depth to k4. With x + input_offset = a + alpha and
+// w + filter_offset = b + beta, the reference's sum is sum a*b + alpha * sum b + K * alpha * beta + beta * sum a:
+// VPDPBUSD the first, the next two folded into `bias` at load (int64, wrapped once), the last `row_offset` (wrapping).
+inline constexpr int kFcVnniBlock = 16;
+struct FcVnniRow {
+  const uint8_t* input = nullptr;  // k4 unsigned bytes
+  const int8_t* weights = nullptr;  // `blocks` packed blocks of k4 * 16 bytes
+  int32_t k4 = 0;                   // depth padded to a multiple of 4
+  int32_t blocks = 0;               // blocks of 16 outputs to compute
+  int32_t outputs = 0;              // outputs to store, (blocks - 1) * 16 < outputs <= blocks * 16
+  const int32_t* bias = nullptr;    // folded, blocks * 16 entries each (so are multiplier and shift)
+  const int32_t* multiplier = nullptr;
+  const int32_t* shift = nullptr;
+  int32_t row_offset = 0;  // beta * sum a, added to every output
+  int32_t output_offset = 0, act_min = 0, act_max = 0;
+  uint8_t* out = nullptr;
+};
+
 // ADD without broadcasting (TFLite's rescale of both inputs with `left_shift` headroom, sum, rescale).
 struct AddSpan {
   const uint8_t* a = nullptr;
@@ -147,6 +168,7 @@ struct OptKernels {
   void (*gemm_vnni[2])(const GemmBlock&) = {};      // [0] int8, [1] uint8, GemmLayout::vnni (avx_vnni, avx512_vnni)
   void (*depthwise_row[2])(const DepthwiseRow&) = {};
   void (*fc_row[2])(const FcRow&) = {};
+  void (*fc_vnni[2])(const FcVnniRow&) = {};  // [0] int8, [1] uint8 (the VNNI levels only)
   void (*add[2])(const AddSpan&) = {};
   void (*gate_row)(const GateRow&) = nullptr;
   void (*mul)(const MulSpan&) = nullptr;

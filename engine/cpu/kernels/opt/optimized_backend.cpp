@@ -157,20 +157,27 @@ std::optional<SimdLevel> simd_level_of(const KernelBackend& backend) {
 
 std::string OptimizedKernelBackend::description() const {
   std::string d = std::string("opt (") + std::string(simd_level_name(level_));
-  if (pool_.size() > 1) d += ", " + std::to_string(pool_.size()) + " threads";
+  if (pool_.capacity() > 1) d += ", " + std::to_string(pool_.capacity()) + " threads";
   return d + ")";
 }
 
 size_t OptimizedKernelBackend::scratch_bytes(const OpParams& op) const {
-  if (const auto* c = std::get_if<Conv2DParams>(&op))
-    return opt::conv2d_scratch_bytes(*c, pool_.size(), opt::conv2d_layout(*c, kernels_));
-  if (const auto* d = std::get_if<DepthwiseConv2DParams>(&op)) return opt::depthwise_scratch_bytes(*d, pool_.size());
+  // Kernels plan for all participants or, in an inference the pool runs on the caller alone, for one
+  // (WorkerPool::size): the scratch fits both plans.
+  const size_t all = pool_.capacity();
+  if (const auto* c = std::get_if<Conv2DParams>(&op)) {
+    const opt::GemmLayout layout = opt::conv2d_layout(*c, kernels_);
+    return std::max(opt::conv2d_scratch_bytes(*c, all, layout), opt::conv2d_scratch_bytes(*c, 1, layout));
+  }
+  if (const auto* d = std::get_if<DepthwiseConv2DParams>(&op))
+    return std::max(opt::depthwise_scratch_bytes(*d, all), opt::depthwise_scratch_bytes(*d, 1));
   if (const auto* f = std::get_if<FullyConnectedParams>(&op)) return opt::fully_connected_scratch_bytes(*f);
   if (const auto* a = std::get_if<AveragePool2DParams>(&op)) return opt::average_pool_scratch_bytes(*a);
   if (const auto* l = std::get_if<LstmParams>(&op))  // the reference kernel's buffers too: it is the fallback
     return std::max(opt::lstm_scratch_bytes(*l), ReferenceKernelBackend::scratch_bytes(op));
   if (const auto* t = std::get_if<TransposeConvParams>(&op))  // the reference kernel is the fallback
-    return std::max(opt::transpose_conv_scratch_bytes(*t, pool_.size()), ReferenceKernelBackend::scratch_bytes(op));
+    return std::max({opt::transpose_conv_scratch_bytes(*t, all), opt::transpose_conv_scratch_bytes(*t, 1),
+                     ReferenceKernelBackend::scratch_bytes(op)});
   return ReferenceKernelBackend::scratch_bytes(op);
 }
 
@@ -182,6 +189,7 @@ size_t OptimizedKernelBackend::prepared_bytes(const OpParams& op) const {
   if (const auto* q = std::get_if<QuantizeParams>(&op)) return opt::quantize_prepared_bytes(*q);
   if (const auto* u = std::get_if<UnaryParams>(&op)) return opt::unary_prepared_bytes(*u);
   if (const auto* t = std::get_if<TransposeConvParams>(&op)) return opt::transpose_conv_prepared_bytes(*t);
+  if (const auto* f = std::get_if<FullyConnectedParams>(&op)) return opt::fully_connected_prepared_bytes(*f, kernels_);
   return 0;
 }
 
@@ -193,6 +201,7 @@ void OptimizedKernelBackend::prepare(const OpParams& op, std::span<uint8_t> prep
   else if (const auto* q = std::get_if<QuantizeParams>(&op)) opt::quantize_prepare(*q, prepared);
   else if (const auto* u = std::get_if<UnaryParams>(&op)) opt::unary_prepare(*u, prepared);
   else if (const auto* t = std::get_if<TransposeConvParams>(&op)) opt::transpose_conv_prepare(*t, prepared);
+  else if (const auto* f = std::get_if<FullyConnectedParams>(&op)) opt::fully_connected_prepare(*f, prepared);
 }
 
 void OptimizedKernelBackend::lstm(const LstmParams& p) {

@@ -25,7 +25,9 @@ class OptimizedKernelBackend : public ReferenceKernelBackend {
   bool folds_pads() const override { return true; }
   std::string description() const override;
   SimdLevel level() const { return level_; }
-  size_t threads() const { return pool_.size(); }
+  size_t threads() const { return pool_.capacity(); }
+  void begin_invoke(const void* model) override { pool_.begin_inference(model); }
+  void end_invoke(bool completed) override { pool_.end_inference(completed); }
 
   size_t scratch_bytes(const OpParams& op) const override;
   size_t prepared_bytes(const OpParams& op) const override;
@@ -81,6 +83,9 @@ size_t depthwise_scratch_bytes(const DepthwiseConv2DParams& p, size_t participan
 size_t depthwise_prepared_bytes(const DepthwiseConv2DParams& p);
 void depthwise_prepare(const DepthwiseConv2DParams& p, DepthwiseLayout layout, std::span<uint8_t> prepared);
 size_t fully_connected_scratch_bytes(const FullyConnectedParams& p);
+// FULLY_CONNECTED int8 / uint8 on the VNNI levels: weights packed at load (FcVnniRow); 0 bytes without fc_vnni.
+size_t fully_connected_prepared_bytes(const FullyConnectedParams& p, const OptKernels& k);
+void fully_connected_prepare(const FullyConnectedParams& p, std::span<uint8_t> prepared);
 size_t softmax_prepared_bytes(const SoftmaxParams& p);
 size_t average_pool_scratch_bytes(const AveragePool2DParams& p);
 size_t quantize_prepared_bytes(const QuantizeParams& p);

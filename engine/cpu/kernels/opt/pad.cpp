@@ -75,11 +75,11 @@ void OptimizedKernelBackend::pad(const PadParams& p) {
   }
   // The first dimension longer than 1 is split across the worker pool (the ones before it hold one position); each
   // part fills or copies whole slabs of it, exactly what the walk would do for those indices.
-  if (pool_.size() == 1) {  // one participant: the plain walk (fewer calls than the parts below)
+  const uint64_t bytes = static_cast<uint64_t>(so) * w.es;
+  if (!pool_.may_hand_out(bytes)) {  // one participant or too little to hand out: the plain walk (fewer calls)
     w.walk(0, static_cast<const uint8_t*>(p.input), static_cast<uint8_t*>(p.output));
     return;
   }
-  const uint64_t bytes = static_cast<uint64_t>(so) * w.es;
   int split = 0;
   while (split < os.rank - 1 && os[split] == 1) ++split;
   const auto k = static_cast<size_t>(split);

@@ -13,6 +13,7 @@
 // the worker pool. The same code is compiled for the baseline target (SSE2 on x86-64, NEON on aarch64) and, on
 // x86-64, for AVX2.
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 #include "optimized_backend.hpp"
@@ -196,11 +197,14 @@ void OptimizedKernelBackend::pool2d(const Pool2DParams& p) {
           static_cast<long double>(protocol::dtype_size(p.dtype)) / 2,
       static_cast<long double>(UINT64_MAX / 2)));
   const auto parts = static_cast<size_t>(std::min<int64_t>(total_rows, static_cast<int64_t>(2 * pool_.size())));
-  pool_.run(parts, [&](size_t part, size_t) {
+  // Passed by reference: a std::function holds a reference_wrapper without allocating (the lambda itself
+  // would be copied to the heap on every call, one malloc / free per operator).
+  const auto part_fn = [&](size_t part, size_t) {
     const auto first = static_cast<int64_t>(part) * total_rows / static_cast<int64_t>(parts);
     const auto end = static_cast<int64_t>(part + 1) * total_rows / static_cast<int64_t>(parts);
     rows(p, first, end);
-  }, work);
+  };
+  pool_.run(parts, std::cref(part_fn), work);
 }
 
 }  // namespace aisrv::engine::cpu

@@ -178,7 +178,8 @@ void OptimizedKernelBackend::strided_slice(const StridedSliceParams& p) {
     w.count[0] = 1;
     w.step[0] = 1;
   }
-  if (pool_.size() == 1) {
+  const uint64_t work = slice_work(total, w);
+  if (!pool_.may_hand_out(work)) {  // one participant, or too little to hand out: one walk
     w.write(0, total);
     return;
   }
@@ -191,7 +192,7 @@ void OptimizedKernelBackend::strided_slice(const StridedSliceParams& p) {
     const auto k = static_cast<int64_t>(part);
     const int64_t first = blocks * k / n * align, end = std::min(blocks * (k + 1) / n * align, total);
     if (first < end) w.write(first, end);
-  }, slice_work(total, w));
+  }, work);
 }
 
 }  // namespace aisrv::engine::cpu

@@ -1,6 +1,6 @@
-// aisrv CPU engine, optimised kernels — the x86-64 VNNI levels: the int8 / uint8 GEMM block of CONV_2D (and the
-// FULLY_CONNECTED row) on VPDPBUSD, which multiplies unsigned bytes by signed bytes and adds each group of four
-// products to a 32-bit lane. Two levels on top of the AVX2 table (fill_avx2_kernels runs first):
+// aisrv CPU engine, optimised kernels — the x86-64 VNNI levels: the int8 / uint8 GEMM block of CONV_2D and the
+// FULLY_CONNECTED row (weights packed at load, FcVnniRow) on VPDPBUSD, which multiplies unsigned bytes by signed
+// bytes and adds each group of four products to a 32-bit lane. Two levels on top of the AVX2 table (fill_avx2_kernels runs first):
 //   avx_vnni     the VEX-encoded 256-bit form (AVX-VNNI, e.g. Alder Lake and later client cores): functions with
 //                target("avx2,avxvnni"), two ymm accumulators per row, AVX2 requantization (avx2_ops.hpp);
 //   avx512_vnni  the 512-bit form (AVX-512 F/BW/VL + AVX512_VNNI, Ice Lake / Zen 4 and later): functions with
@@ -92,6 +92,69 @@ AISRV_AVX_VNNI void gemm_avx_vnni(const GemmBlock& g) {
   store_gemm_rows<U>(g, rows);
 }
 
+// ---- AVX-VNNI: FULLY_CONNECTED row (FcVnniRow), four blocks of 16 outputs in flight, two ymm each -------------------
+
+inline int32_t load4u(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// One block's 16 sums (outputs 0-7 in lo, 8-15 in hi) + folded bias + row offset, requantized and stored.
+template <bool U>
+AISRV_AVX_VNNI inline void fc_vnni_finish8(const FcVnniRow& f, int32_t block, __m256i lo, __m256i hi,
+                                           const OutputRange& range) {
+  const size_t o0 = static_cast<size_t>(block) * kFcVnniBlock;
+  const __m256i row_offset = _mm256_set1_epi32(f.row_offset);
+  lo = _mm256_add_epi32(_mm256_add_epi32(lo, load8(f.bias + o0)), row_offset);
+  hi = _mm256_add_epi32(_mm256_add_epi32(hi, load8(f.bias + o0 + 8)), row_offset);
+  const __m256i q_lo = requantize8(lo, load8(f.multiplier + o0), load8(f.shift + o0), range);
+  const __m256i q_hi = requantize8(hi, load8(f.multiplier + o0 + 8), load8(f.shift + o0 + 8), range);
+  store_bytes(f.out + o0, narrow16<U>(q_lo, q_hi), f.outputs - static_cast<int32_t>(o0));
+}
+
+template <bool U>
+AISRV_AVX_VNNI void fc_vnni_avx(const FcVnniRow& f) {
+  const size_t steps = static_cast<size_t>(f.k4) / 4;
+  const size_t block_bytes = steps * 4 * kFcVnniBlock;
+  const OutputRange range = output_range(f.output_offset, f.act_min, f.act_max);
+  int32_t block = 0;
+  for (; block + 4 <= f.blocks; block += 4) {
+    const int8_t* w0 = f.weights + static_cast<size_t>(block) * block_bytes;
+    const int8_t* w1 = w0 + block_bytes;
+    const int8_t* w2 = w1 + block_bytes;
+    const int8_t* w3 = w2 + block_bytes;
+    __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
+            c31 = c00;
+    for (size_t s = 0; s < steps; ++s) {
+      const __m256i a = _mm256_set1_epi32(load4u(f.input + 4 * s));
+      const size_t at = s * 64;
+      c00 = _mm256_dpbusd_avx_epi32(c00, a, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w0 + at)));
+      c01 = _mm256_dpbusd_avx_epi32(c01, a, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w0 + at + 32)));
+      c10 = _mm256_dpbusd_avx_epi32(c10, a, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w1 + at)));
+      c11 = _mm256_dpbusd_avx_epi32(c11, a, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w1 + at + 32)));
+      c20 = _mm256_dpbusd_avx_epi32(c20, a, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w2 + at)));
+      c21 = _mm256_dpbusd_avx_epi32(c21, a, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w2 + at + 32)));
+      c30 = _mm256_dpbusd_avx_epi32(c30, a, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w3 + at)));
+      c31 = _mm256_dpbusd_avx_epi32(c31, a, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w3 + at + 32)));
+    }
+    fc_vnni_finish8<U>(f, block, c00, c01, range);
+    fc_vnni_finish8<U>(f, block + 1, c10, c11, range);
+    fc_vnni_finish8<U>(f, block + 2, c20, c21, range);
+    fc_vnni_finish8<U>(f, block + 3, c30, c31, range);
+  }
+  for (; block < f.blocks; ++block) {
+    const int8_t* w = f.weights + static_cast<size_t>(block) * block_bytes;
+    __m256i lo = _mm256_setzero_si256(), hi = lo;
+    for (size_t s = 0; s < steps; ++s) {
+      const __m256i a = _mm256_set1_epi32(load4u(f.input + 4 * s));
+      lo = _mm256_dpbusd_avx_epi32(lo, a, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + s * 64)));
+      hi = _mm256_dpbusd_avx_epi32(hi, a, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + s * 64 + 32)));
+    }
+    fc_vnni_finish8<U>(f, block, lo, hi, range);
+  }
+}
+
 // ---- AVX-512: fp::requantize on 16 lanes ----------------------------------------------------------------------------
 // The same steps as requantize8 (avx2_ops.hpp), with opmasks where AVX2 has sign / compare vectors.
 
@@ -162,14 +225,30 @@ AISRV_AVX512_VNNI void gemm_avx512_vnni(const GemmBlock& g) {
   const int8_t* a5 = a4 + g.a_stride;
   const int8_t* b = g.b8;
   const size_t steps = g.a_stride / 4;
-  for (size_t s = 0; s < steps; ++s, b += 4 * kGemmCols) {
-    const __m512i w = _mm512_loadu_si512(b);
-    c0 = _mm512_dpbusd_epi32(c0, _mm512_set1_epi32(load4(a0 + 4 * s)), w);
-    c1 = _mm512_dpbusd_epi32(c1, _mm512_set1_epi32(load4(a1 + 4 * s)), w);
-    c2 = _mm512_dpbusd_epi32(c2, _mm512_set1_epi32(load4(a2 + 4 * s)), w);
-    c3 = _mm512_dpbusd_epi32(c3, _mm512_set1_epi32(load4(a3 + 4 * s)), w);
-    c4 = _mm512_dpbusd_epi32(c4, _mm512_set1_epi32(load4(a4 + 4 * s)), w);
-    c5 = _mm512_dpbusd_epi32(c5, _mm512_set1_epi32(load4(a5 + 4 * s)), w);
+  if (g.rows == 1) {
+    // One real row (a convolution of one output pixel, e.g. a classifier's 1x1 layer after global pooling): the
+    // zero rows are not computed; four partial sums over the depth keep VPDPBUSD's latency hidden.
+    __m512i p1 = _mm512_setzero_si512(), p2 = p1, p3 = p1;
+    size_t s = 0;
+    for (; s + 4 <= steps; s += 4, b += 16 * kGemmCols) {
+      c0 = _mm512_dpbusd_epi32(c0, _mm512_set1_epi32(load4(a0 + 4 * s)), _mm512_loadu_si512(b));
+      p1 = _mm512_dpbusd_epi32(p1, _mm512_set1_epi32(load4(a0 + 4 * s + 4)), _mm512_loadu_si512(b + 64));
+      p2 = _mm512_dpbusd_epi32(p2, _mm512_set1_epi32(load4(a0 + 4 * s + 8)), _mm512_loadu_si512(b + 128));
+      p3 = _mm512_dpbusd_epi32(p3, _mm512_set1_epi32(load4(a0 + 4 * s + 12)), _mm512_loadu_si512(b + 192));
+    }
+    for (; s < steps; ++s, b += 4 * kGemmCols)
+      c0 = _mm512_dpbusd_epi32(c0, _mm512_set1_epi32(load4(a0 + 4 * s)), _mm512_loadu_si512(b));
+    c0 = _mm512_add_epi32(_mm512_add_epi32(c0, p1), _mm512_add_epi32(p2, p3));
+  } else {
+    for (size_t s = 0; s < steps; ++s, b += 4 * kGemmCols) {
+      const __m512i w = _mm512_loadu_si512(b);
+      c0 = _mm512_dpbusd_epi32(c0, _mm512_set1_epi32(load4(a0 + 4 * s)), w);
+      c1 = _mm512_dpbusd_epi32(c1, _mm512_set1_epi32(load4(a1 + 4 * s)), w);
+      c2 = _mm512_dpbusd_epi32(c2, _mm512_set1_epi32(load4(a2 + 4 * s)), w);
+      c3 = _mm512_dpbusd_epi32(c3, _mm512_set1_epi32(load4(a3 + 4 * s)), w);
+      c4 = _mm512_dpbusd_epi32(c4, _mm512_set1_epi32(load4(a4 + 4 * s)), w);
+      c5 = _mm512_dpbusd_epi32(c5, _mm512_set1_epi32(load4(a5 + 4 * s)), w);
+    }
   }
   const __m512i zero = _mm512_setzero_si512();
   const __m512i multiplier = _mm512_loadu_si512(g.multiplier);
@@ -182,6 +261,58 @@ AISRV_AVX512_VNNI void gemm_avx512_vnni(const GemmBlock& g) {
     __m512i acc = rows[r];
     if (g.row_offset) acc = _mm512_add_epi32(acc, _mm512_set1_epi32(g.row_offset[r]));
     store16(g.out + static_cast<size_t>(r) * g.out_stride, requantize16(acc, multiplier, left, right, range), g.cols);
+  }
+}
+
+// ---- AVX-512 VNNI: FULLY_CONNECTED row (FcVnniRow), four blocks of 16 outputs (one zmm each) in flight ------------
+
+AISRV_AVX512_VNNI inline void fc_vnni_finish16(const FcVnniRow& f, int32_t block, __m512i acc,
+                                               const OutputRange16& range) {
+  const __m512i zero = _mm512_setzero_si512();
+  const size_t o0 = static_cast<size_t>(block) * kFcVnniBlock;
+  acc = _mm512_add_epi32(_mm512_add_epi32(acc, _mm512_loadu_si512(f.bias + o0)), _mm512_set1_epi32(f.row_offset));
+  const __m512i shift = _mm512_loadu_si512(f.shift + o0);
+  const __m512i left = _mm512_max_epi32(shift, zero);
+  const __m512i right = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
+  store16(f.out + o0, requantize16(acc, _mm512_loadu_si512(f.multiplier + o0), left, right, range),
+          f.outputs - static_cast<int32_t>(o0));
+}
+
+AISRV_AVX512_VNNI void fc_vnni_avx512(const FcVnniRow& f) {
+  const size_t steps = static_cast<size_t>(f.k4) / 4;
+  const size_t block_bytes = steps * 4 * kFcVnniBlock;
+  const OutputRange16 range = output_range16(f.output_offset, f.act_min, f.act_max);
+  int32_t block = 0;
+  for (; block + 4 <= f.blocks; block += 4) {
+    const int8_t* w0 = f.weights + static_cast<size_t>(block) * block_bytes;
+    const int8_t* w1 = w0 + block_bytes;
+    const int8_t* w2 = w1 + block_bytes;
+    const int8_t* w3 = w2 + block_bytes;
+    __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0;
+    for (size_t s = 0; s < steps; ++s) {
+      const __m512i a = _mm512_set1_epi32(load4u(f.input + 4 * s));
+      c0 = _mm512_dpbusd_epi32(c0, a, _mm512_loadu_si512(w0 + s * 64));
+      c1 = _mm512_dpbusd_epi32(c1, a, _mm512_loadu_si512(w1 + s * 64));
+      c2 = _mm512_dpbusd_epi32(c2, a, _mm512_loadu_si512(w2 + s * 64));
+      c3 = _mm512_dpbusd_epi32(c3, a, _mm512_loadu_si512(w3 + s * 64));
+    }
+    fc_vnni_finish16(f, block, c0, range);
+    fc_vnni_finish16(f, block + 1, c1, range);
+    fc_vnni_finish16(f, block + 2, c2, range);
+    fc_vnni_finish16(f, block + 3, c3, range);
+  }
+  for (; block < f.blocks; ++block) {
+    const int8_t* w = f.weights + static_cast<size_t>(block) * block_bytes;
+    __m512i even = _mm512_setzero_si512(), odd = even;
+    size_t s = 0;
+    for (; s + 2 <= steps; s += 2) {
+      even = _mm512_dpbusd_epi32(even, _mm512_set1_epi32(load4u(f.input + 4 * s)), _mm512_loadu_si512(w + s * 64));
+      odd = _mm512_dpbusd_epi32(odd, _mm512_set1_epi32(load4u(f.input + 4 * s + 4)),
+                                _mm512_loadu_si512(w + s * 64 + 64));
+    }
+    if (s < steps)
+      even = _mm512_dpbusd_epi32(even, _mm512_set1_epi32(load4u(f.input + 4 * s)), _mm512_loadu_si512(w + s * 64));
+    fc_vnni_finish16(f, block, _mm512_add_epi32(even, odd), range);
   }
 }
 
@@ -290,11 +421,15 @@ AISRV_AVX512_VNNI void add_avx512(const AddSpan& s) {
 void fill_avx_vnni_kernels(OptKernels& k) {
   k.gemm_vnni[0] = gemm_avx_vnni<false>;
   k.gemm_vnni[1] = gemm_avx_vnni<true>;
+  k.fc_vnni[0] = fc_vnni_avx<false>;
+  k.fc_vnni[1] = fc_vnni_avx<true>;
 }
 
 void fill_avx512_vnni_kernels(OptKernels& k) {
   k.gemm_vnni[0] = gemm_avx512_vnni;
   k.gemm_vnni[1] = gemm_avx512_vnni;
+  k.fc_vnni[0] = fc_vnni_avx512;  // bytes clamped to the type's range: int8 and uint8 alike
+  k.fc_vnni[1] = fc_vnni_avx512;
   k.depthwise_row[0] = depthwise_row_avx512;  // DepthwiseLayout::pairs32, int8 and uint8 alike
   k.depthwise_row[1] = depthwise_row_avx512;
   k.depthwise_layout = DepthwiseLayout::pairs32;

@@ -36,21 +36,71 @@ void WorkerPool::take_parts(size_t participant) {
   }
 }
 
-bool WorkerPool::Choice::parallel() const {
+bool WorkerPool::Choice::parallel(double gain) const {
   auto best = [](const double* t, uint32_t runs) {
     double m = 0;
     for (uint32_t i = 0; i < std::min(runs, kTrials); ++i) m = i == 0 ? t[i] : std::min(m, t[i]);
     return m;
   };
-  return best(multi, multi_runs) < best(single, single_runs);
+  return best(multi, multi_runs) < best(single, single_runs) * (1.0 - gain);
 }
 
 bool WorkerPool::hands_out(uint64_t work, size_t parts) const {
-  if (workers_.empty() || parts <= 1 || work < min_work_) return false;
+  if (workers_.empty() || parts <= 1 || work < min_work_ || !model_parallel_) return false;
   if (!measure_) return true;
   const auto it = choices_.find({work, parts});
   return it != choices_.end() && it->second.single_runs >= kTrials && it->second.multi_runs >= kTrials &&
          it->second.parallel();
+}
+
+void WorkerPool::begin_inference(const void* model) {
+  if (workers_.empty() || !measure_) return;  // nothing to choose, or every run handed out (tests)
+  if (model != model_) {
+    model_ = model;
+    model_runs_ = 0;
+    model_candidate_ = false;
+    model_choice_ = Choice{};
+  }
+  // After the first inference (all participants): a model with no run worth handing out has nothing to choose. (Kept
+  // per model: while it runs on the caller alone, kernels planned for one participant may not ask the pool at all.)
+  if (model_runs_ > 0 && !model_candidate_) {
+    model_timed_ = false;
+    model_parallel_ = true;
+    return;
+  }
+  ++model_runs_;
+  Choice& c = model_choice_;
+  if (model_runs_ <= kModelWarmup) {
+    model_timed_ = false;
+    model_parallel_ = true;  // the operators' own trials first
+  } else if (c.single_runs < kTrials || c.multi_runs < kTrials) {
+    model_timed_ = true;
+    model_parallel_ = c.multi_runs <= c.single_runs;  // alternate, operators as chosen first
+  } else {
+    // Decided: untimed (two clock reads are a real share of a 2 µs model), except that every kModelRetrial-th
+    // inference times the chosen way and the next one the other way, so a change of load can move the choice.
+    model_parallel_ = c.parallel(kModelGain);
+    ++c.since_trial;
+    model_timed_ = c.since_trial >= kModelRetrial;
+    if (c.since_trial > kModelRetrial) {
+      c.since_trial = 0;
+      model_parallel_ = !model_parallel_;
+    }
+  }
+  if (model_timed_) model_t0_ = std::chrono::steady_clock::now();
+}
+
+void WorkerPool::end_inference(bool completed) {
+  if (workers_.empty() || !measure_ || !model_timed_) return;
+  model_timed_ = false;
+  if (!completed) return;
+  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - model_t0_).count();
+  Choice& c = model_choice_;
+  if (model_parallel_) c.multi[c.multi_runs++ % kTrials] = ns;
+  else c.single[c.single_runs++ % kTrials] = ns;
+  if (c.single_runs >= 1000 * kTrials) c.single_runs -= 999 * kTrials;
+  if (c.multi_runs >= 1000 * kTrials) c.multi_runs -= 999 * kTrials;
+  model_parallel_ = c.single_runs < kTrials || c.multi_runs < kTrials || c.parallel(kModelGain);  // the next one's
 }
 
 void WorkerPool::run(size_t parts, const Part& fn, uint64_t work) {
@@ -58,7 +108,8 @@ void WorkerPool::run(size_t parts, const Part& fn, uint64_t work) {
   auto inline_run = [&] {
     for (size_t part = 0; part < parts; ++part) fn(part, 0);
   };
-  if (workers_.empty() || parts == 1 || work < min_work_) {
+  if (!workers_.empty() && parts > 1 && work >= min_work_) model_candidate_ = true;
+  if (workers_.empty() || parts == 1 || work < min_work_ || !model_parallel_) {
     inline_run();
     return;
   }

@@ -14,6 +14,13 @@
 // worker (tens of microseconds on a virtual machine) where the operators are spread apart, and next to nothing
 // between back-to-back operators; no constant threshold gets both right, a measurement does. The results are the
 // same either way (every kernel is bit-exact on any number of participants).
+// The same is decided per model, on whole inferences (begin_inference / end_inference around each): faster operators
+// do not make a faster model when the wake-ups, a worker polling next to the caller and the smaller tiles cost more
+// than the operators gain (small models). After kModelWarmup inferences that let the operator choices settle, the
+// next ones alternate between "operators as chosen" and "every operator on the caller" (workers asleep), kTrials
+// each, timed; the faster way is used, untimed, and every kModelRetrial-th inference times it and the next one the
+// other way again. A model none of whose runs could be handed out (hello_world, the LSTMs) is not timed at all: two
+// clock reads would be its cost.
 #pragma once
 
 #include <atomic>
@@ -42,8 +49,14 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  // Participants: the caller plus the workers.
-  size_t size() const { return workers_.size() + 1; }
+  // Participants of the current inference, what kernels plan their parts for: the caller plus the workers, or the
+  // caller alone while the model runs without hand-overs (the per-model choice below; its plans are then the ones
+  // of threads=1 — fewer, larger tiles and no split of small layers).
+  size_t size() const { return model_parallel_ ? workers_.size() + 1 : 1; }
+  // Participants there can be (scratch is sized at load for the larger of this and one participant's plan).
+  size_t capacity() const { return workers_.size() + 1; }
+  // Whether a run of this much work could be handed out at all now (else a kernel may take its one-thread path).
+  bool may_hand_out(uint64_t work) const { return size() > 1 && work >= min_work_; }
 
   // Runs fn(part, participant) for every part in [0, parts); returns when every part has finished. Called from one
   // thread at a time (the engine's); with one participant, one part, or `work` (multiply-accumulates, or another
@@ -58,11 +71,23 @@ class WorkerPool {
   // Whether runs of this shape are currently handed out (measure mode; for tests and the benchmark's breakdown).
   bool hands_out(uint64_t work, size_t parts) const;
 
+  // Around one inference of `model` (any pointer naming it; a new one starts the per-model measurement afresh).
+  // Without these calls every inference may hand out work. `completed` false (an error, a cancellation): not timed.
+  void begin_inference(const void* model);
+  void end_inference(bool completed);
+  // Whether the current (or, between inferences, the next) inference may hand out work (per-model choice).
+  bool model_hands_out() const { return model_parallel_; }
+  static constexpr uint32_t kModelWarmup = 2 * kTrials + 1;  // inferences before the per-model trials
+  static constexpr uint32_t kModelRetrial = 128;
+  // A model hands out work only when that is at least this much faster (a tie runs on the caller: no workers polling,
+  // no per-operator timing, the plans of one participant).
+  static constexpr double kModelGain = 0.03;
+
  private:
   struct Choice {
     double single[kTrials] = {}, multi[kTrials] = {};  // the last times of each way, ns (0: none yet)
     uint32_t single_runs = 0, multi_runs = 0, since_trial = 0;
-    bool parallel() const;                             // the faster way so far
+    bool parallel(double gain = 0) const;              // all participants faster by more than `gain` so far
   };
   struct ShapeHash {
     size_t operator()(const std::pair<uint64_t, size_t>& k) const {
@@ -75,6 +100,14 @@ class WorkerPool {
 
   uint64_t min_work_;
   bool measure_;
+  // Per-model choice (caller's thread only).
+  const void* model_ = nullptr;
+  uint32_t model_runs_ = 0;    // inferences of model_ begun
+  Choice model_choice_;
+  bool model_parallel_ = true; // this inference may hand out work
+  bool model_timed_ = false;   // this inference is a trial (warm-up ones are not)
+  bool model_candidate_ = false;  // a run of this model could be handed out (else nothing to decide)
+  std::chrono::steady_clock::time_point model_t0_;
   std::unordered_map<std::pair<uint64_t, size_t>, Choice, ShapeHash> choices_;  // used by the caller's thread only
   std::vector<std::thread> workers_;
   std::mutex mu_;

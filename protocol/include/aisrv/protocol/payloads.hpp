@@ -1,17 +1,20 @@
 // aisrv protocol — structured payloads of the extension commands and their codecs (GET_SPEC, GET_VERSION,
 // GET_TENSOR_INFO, GET_ENGINE_INFO, GET_TIMING_RECORD, GET_TIMINGS, INFER, GET_SESSION_INFO, GET_SERVER_STATS,
-// GET_MODEL_METADATA). Layouts are specified in docs/protocol.md; the records' byte layouts are described once in
-// records.def, which drives these codecs (records.hpp) and the Python client's. Every decoder is bounds-checked and
-// refuses trailing bytes (except where a later minor may append fields).
+// GET_MODEL_METADATA; the model-store records are in flash_payloads.hpp). Layouts are specified in docs/protocol.md;
+// every record is described once in records.def, which declares the structs below (the AISRV_RECORD expansion), drives
+// these codecs (records.hpp) and the Python client's. Every decoder is bounds-checked and refuses trailing bytes
+// (except where a later minor may append fields).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "aisrv/protocol/limits.h"
 #include "aisrv/protocol/result.hpp"
 
 namespace aisrv::protocol {
@@ -32,149 +35,11 @@ enum class DType : uint8_t {
 std::string_view dtype_name(DType t);  // "INT8", "FLOAT32", ...
 size_t dtype_size(DType t);            // bytes per element, 0 for unknown
 
-// GET_SPEC: the XMOS five words {0, 0, input length, output length, timings length}.
-struct Spec {
-  uint32_t input_length = 0;
-  uint32_t output_length = 0;
-  uint32_t timings_length = 0;
-};
-void encode(const Spec& s, std::vector<uint8_t>& out);
-Result<Spec> decode_spec(std::span<const uint8_t> in);
-
-// GET_VERSION.
-struct VersionInfo {
-  uint16_t major = 0;
-  uint16_t minor = 0;
-  uint16_t min_major = 0;  // oldest major the server still speaks
-  uint32_t capabilities = 0;
-  uint32_t max_payload = 0;
-  uint32_t engines = 0;
-  std::string server_version;
-};
-void encode(const VersionInfo& v, std::vector<uint8_t>& out);
-Result<VersionInfo> decode_version(std::span<const uint8_t> in);
-// Whether a peer speaking [peer.min_major, peer.major] can talk to us ([our_min, our_major]); explains why not.
-Status check_compatible(const VersionInfo& peer, uint16_t our_major, uint16_t our_min_major);
-
-// GET_TENSOR_INFO: one record per tensor.
-struct TensorInfo {
-  std::string name;
-  DType dtype = DType::unknown;
-  std::vector<int32_t> shape;
-  uint32_t bytes = 0;
-  int32_t quant_axis = -1;          // -1: per tensor
-  std::vector<float> scale;         // empty: not quantized
-  std::vector<int32_t> zero_point;  // same length as scale
-};
-struct ModelTensors {
-  std::string format;          // "tflite", "hef", ...
-  uint32_t model_bytes = 0;
-  uint32_t arena_bytes = 0;    // activation memory the engine planned (0 when not applicable)
-  std::vector<TensorInfo> inputs;
-  std::vector<TensorInfo> outputs;
-};
-void encode(const ModelTensors& m, std::vector<uint8_t>& out);
-Result<ModelTensors> decode_tensor_info(std::span<const uint8_t> in);
-
-// GET_ENGINE_INFO.
-struct EngineInfo {
-  std::string kind;     // "cpu", "hailo8", ...
-  std::string options;  // as configured, e.g. "kernels=opt"
-  bool model_loaded = false;
-  std::string model_format;
-  uint32_t model_bytes = 0;
-  std::string model_source;  // "wire", "flash", "boot"
-  uint64_t inferences = 0;   // completed since start
-  std::string chained_to;    // e.g. "1" when outputs feed engine 1, empty otherwise
-};
-void encode(const EngineInfo& e, std::vector<uint8_t>& out);
-Result<EngineInfo> decode_engine_info(std::span<const uint8_t> in);
-
-// GET_TIMING_RECORD: the whole timing of the last inference.
-struct LayerTime {
-  std::string name;  // tensor/layer name
-  std::string op;    // operator type, e.g. "CONV_2D"
-  uint64_t ns = 0;
-};
-struct TimingRecord {
-  uint64_t queue_ns = 0;    // request received -> engine started
-  uint64_t compute_ns = 0;  // backend invoke
-  uint64_t total_ns = 0;    // request received -> response ready
-  std::vector<LayerTime> layers;
-};
-void encode(const TimingRecord& t, std::vector<uint8_t>& out);
-Result<TimingRecord> decode_timing_record(std::span<const uint8_t> in);
-
-// GET_TIMINGS: u32 nanoseconds per operator (saturating at 0xFFFFFFFF).
-void encode_timings(std::span<const LayerTime> layers, std::vector<uint8_t>& out);
-Result<std::vector<uint32_t>> decode_timings(std::span<const uint8_t> in);
-
-// INFER: all inputs in, all outputs out, one round trip.
-//   request  u32 n | n x {u32 input index, u32 length} | the n inputs' bytes, in that order
-//   answer   u32 m | m x u32 length | the m outputs' bytes, output 0 first
-// Decoded tensors are views into the payload. Counts above AISRV_MAX_TENSORS, lengths that do not add up to exactly
-// the bytes present, and (request) an input index given twice are refused before anything is allocated.
-struct InferTensor {
-  uint32_t index = 0;
-  std::span<const uint8_t> bytes;
-};
-void encode_infer_request(std::span<const InferTensor> inputs, std::vector<uint8_t>& out);
-Result<std::vector<InferTensor>> decode_infer_request(std::span<const uint8_t> in);
-// Size of an answer carrying tensors of these lengths, then the answer written into `out` (resized to it).
-size_t infer_answer_size(std::span<const uint32_t> lengths);
-void encode_infer_answer(std::span<const std::span<const uint8_t>> outputs, std::vector<uint8_t>& out);
-Result<std::vector<std::span<const uint8_t>>> decode_infer_answer(std::span<const uint8_t> in);
-
-// GET_SESSION_INFO: who the server thinks this connection is.
+// GET_SESSION_INFO: the role a session has.
 enum class Role : uint8_t { user = 0, admin = 1 };
 std::string_view role_name(Role r);  // "user", "admin"
-struct SessionInfo {
-  uint64_t id = 0;
-  std::string transport;       // "unix", "tcp", "usb", "spi", "local"
-  std::string peer;            // e.g. "uid 1000 gid 1000 pid 4242", "192.168.1.7:40112"
-  Role role = Role::user;
-  bool authenticated = false;  // false only on a link that needs AUTH and has not sent it
-  uint64_t memory_used = 0;    // bytes of this session's tensors held by the server
-  uint64_t memory_cap = 0;     // the per-session cap (aisrvd --session-memory)
-  uint32_t max_queued = 0;     // requests this session may have waiting for engines (aisrvd --max-queued)
-  uint32_t sessions = 0;       // sessions open on the server
-};
-void encode(const SessionInfo& s, std::vector<uint8_t>& out);
-Result<SessionInfo> decode_session_info(std::span<const uint8_t> in);
 
-// GET_SERVER_STATS: counters for monitors (aisrv monitor). Rates come from two records' differences.
-struct EngineStats {
-  uint32_t engine = 0;
-  std::string kind;             // "cpu", "hailo8", ...
-  uint32_t state = 0;           // the engine's GET_STATUS state bits now (BUSY, SENSING)
-  bool model_loaded = false;
-  std::string model_format;     // "tflite", "hef"
-  std::string model_source;     // "wire", "flash", "boot"
-  uint32_t model_bytes = 0;
-  uint64_t inferences = 0;      // completed since start
-  uint64_t failed = 0;          // ended with ERROR_INFER_ERR
-  uint64_t cancelled = 0;       // ended with ERROR_CANCELLED
-  uint64_t compute_ns = 0;      // sum of the completed inferences' compute times (busy time)
-  uint64_t queue_ns = 0;        // sum of their waits for the engine
-  uint64_t total_ns = 0;        // sum of their request-received -> answer-ready times
-  uint64_t last_compute_ns = 0; // the last completed inference: compute
-  uint64_t last_queue_ns = 0;   //   waiting for the engine
-  uint64_t last_total_ns = 0;   //   request received -> answer ready
-  uint64_t last_end_ns = 0;     //   when it ended, in server uptime (0: none yet)
-  uint32_t queued = 0;          // requests waiting for the engine now
-  uint64_t running_session = 0; // the session whose inference runs now (0: none)
-};
-struct ServerStats {
-  uint64_t uptime_ns = 0;
-  uint32_t sessions = 0;        // sessions open (clients connected, every transport)
-  uint64_t sessions_total = 0;  // sessions opened since start
-  std::vector<EngineStats> engines;
-};
-void encode(const ServerStats& s, std::vector<uint8_t>& out);
-Result<ServerStats> decode_server_stats(std::span<const uint8_t> in);
-
-// GET_MODEL_METADATA: key/value facts the engine read about the loaded model (docs/protocol.md 3.11), in the
-// engine's order. Keys are short ASCII names ("task", "labels", "hailo.nms.classes"); values are text.
+// The two records whose C++ types records.def cannot declare (its header says why); their layout is in the table.
 using MetadataEntry = std::pair<std::string, std::string>;  // key, value
 struct ModelMetadata {
   std::vector<MetadataEntry> entries;
@@ -183,8 +48,142 @@ struct ModelMetadata {
   const std::string* find(std::string_view key) const;
 };
 inline constexpr size_t kMaxMetadataEntries = 256;
-void encode(const ModelMetadata& m, std::vector<uint8_t>& out);
-Result<ModelMetadata> decode_model_metadata(std::span<const uint8_t> in);
+
+// The wire types records.def names, and the C++ type of a member of each (records and enums are their own type).
+namespace wire {
+struct u8 {};
+struct u16 {};
+struct u32 {};
+struct u64 {};
+struct i32 {};
+struct f32 {};
+struct boolean {};
+struct str8 {};
+struct str32 {};
+struct blob {};  // a byte string: a view into the payload when decoded
+using ::aisrv::protocol::DType;
+using ::aisrv::protocol::MetadataEntry;
+using ::aisrv::protocol::ModelMetadata;
+using ::aisrv::protocol::Role;
+}  // namespace wire
+template <class T>
+struct CTypeOf {
+  using type = T;
+};
+template <> struct CTypeOf<wire::u8> { using type = uint8_t; };
+template <> struct CTypeOf<wire::u16> { using type = uint16_t; };
+template <> struct CTypeOf<wire::u32> { using type = uint32_t; };
+template <> struct CTypeOf<wire::u64> { using type = uint64_t; };
+template <> struct CTypeOf<wire::i32> { using type = int32_t; };
+template <> struct CTypeOf<wire::f32> { using type = float; };
+template <> struct CTypeOf<wire::boolean> { using type = bool; };
+template <> struct CTypeOf<wire::str8> { using type = std::string; };
+template <> struct CTypeOf<wire::str32> { using type = std::string; };
+template <> struct CTypeOf<wire::blob> { using type = std::span<const uint8_t>; };
+template <class T>
+using CType = typename CTypeOf<T>::type;
+
+// The record structs, declared from records.def: for each record a struct of its data members in wire order (a list
+// where its COUNT stands; ZERO, FLAGS and BLOBS are not members), each initialised to the table's DEFAULT or zero.
+// A first pass names every record (wire::Name) and the element type of each list (elems::Name::aisrv_elem_<member>:
+// the COUNT that declares a list precedes the LIST that types it); the second declares the structs.
+// AISRV_S_<KIND>(PASS, ...) gives a field's part of each pass: AISRV_PASS_ELEM(x, y) is x (the first pass: element
+// types), AISRV_PASS_MEMBER(x, y) is y (the second: members).
+#define AISRV_PASS_ELEM(X, Y) X
+#define AISRV_PASS_MEMBER(X, Y) Y
+#define AISRV_S_FIELD(P, T, M, A, B, ...) AISRV_PASS_##P(, CType<wire::T> M{__VA_ARGS__};)
+#define AISRV_S_ENUM(P, T, M, A, B, ...) AISRV_PASS_##P(, CType<wire::T> M{__VA_ARGS__};)
+#define AISRV_S_ZERO(P, T, M, A, B, ...)
+#define AISRV_S_COUNT(P, T, M, A, B, ...) AISRV_PASS_##P(, std::vector<aisrv_elems::aisrv_elem_##M> M{};)
+#define AISRV_S_LIST(P, T, M, A, B, ...) AISRV_PASS_##P(using aisrv_elem_##M = CType<wire::T>;, )
+#define AISRV_S_ZIP(P, T, M, T2, M2, ...)                                                         \
+  AISRV_PASS_##P(using aisrv_elem_##M = CType<wire::T>; using aisrv_elem_##M2 = CType<wire::T2>;, \
+                 std::vector<aisrv_elems::aisrv_elem_##M2> M2{};)
+#define AISRV_S_FLAGS(P, T, M, A, B, ...)
+#define AISRV_S_OPT(P, T, M, A, B, ...) AISRV_PASS_##P(, std::optional<CType<wire::T>> M{};)
+#define AISRV_S_OPT0(P, T, M, A, B, ...) AISRV_PASS_##P(, std::optional<CType<wire::T>> M{};)
+#define AISRV_S_FLAG(P, T, M, A, B, ...) AISRV_PASS_##P(, bool M{__VA_ARGS__};)
+#define AISRV_S_WHEN(P, T, M, A, B, ...) AISRV_PASS_##P(, CType<wire::T> M{__VA_ARGS__};)
+#define AISRV_S_REST(P, T, M, A, B, ...) AISRV_PASS_##P(, std::span<const uint8_t> M{};)
+#define AISRV_S_SEQ(P, T, M, A, B, ...) AISRV_PASS_##P(, std::vector<CType<wire::T>> M{};)
+#define AISRV_S_INDEX(P, T, M, A, B, ...) AISRV_PASS_##P(, CType<wire::T> M{__VA_ARGS__};)
+#define AISRV_S_BLOB(P, T, M, A, B, ...) AISRV_PASS_##P(, std::span<const uint8_t> M{};)
+#define AISRV_S_BLOBS(P, T, M, A, B, ...)
+#define F(KIND, T, M, A, B, ...) AISRV_S_##KIND(ELEM, T, M, A, B, __VA_ARGS__)
+#define AISRV_RECORD(NAME, TAIL, FIELDS) \
+  struct NAME;                           \
+  namespace wire {                       \
+  using ::aisrv::protocol::NAME;         \
+  }                                      \
+  namespace elems {                      \
+  struct NAME {                          \
+    FIELDS                               \
+  };                                     \
+  }
+#define AISRV_DECLARED_RECORD(NAME, TAIL, FIELDS)
+#include "aisrv/protocol/records.def"
+#undef AISRV_RECORD
+#undef F
+#define F(KIND, T, M, A, B, ...) AISRV_S_##KIND(MEMBER, T, M, A, B, __VA_ARGS__)
+#define AISRV_RECORD(NAME, TAIL, FIELDS) \
+  struct NAME {                          \
+    using aisrv_elems = elems::NAME;     \
+    FIELDS                               \
+  };
+#include "aisrv/protocol/records.def"
+#undef AISRV_RECORD
+#undef AISRV_DECLARED_RECORD
+#undef F
+#undef AISRV_PASS_ELEM
+#undef AISRV_PASS_MEMBER
+#undef AISRV_S_FIELD
+#undef AISRV_S_ENUM
+#undef AISRV_S_ZERO
+#undef AISRV_S_COUNT
+#undef AISRV_S_LIST
+#undef AISRV_S_ZIP
+#undef AISRV_S_FLAGS
+#undef AISRV_S_OPT
+#undef AISRV_S_OPT0
+#undef AISRV_S_FLAG
+#undef AISRV_S_WHEN
+#undef AISRV_S_REST
+#undef AISRV_S_SEQ
+#undef AISRV_S_INDEX
+#undef AISRV_S_BLOB
+#undef AISRV_S_BLOBS
+
+// encode(record, out) (appends) and decode_<name>(bytes) of each record a command carries whole (payloads.cpp
+// defines them from the same list): GET_SPEC, GET_VERSION, GET_TENSOR_INFO, GET_ENGINE_INFO, GET_TIMING_RECORD,
+// GET_SESSION_INFO, GET_SERVER_STATS, GET_MODEL_METADATA.
+#define AISRV_PAYLOAD_CODECS(X)                                                                                      \
+  X(Spec, decode_spec)                                                                                               \
+  X(VersionInfo, decode_version)                                                                                     \
+  X(ModelTensors, decode_tensor_info)                                                                                \
+  X(EngineInfo, decode_engine_info)                                                                                  \
+  X(TimingRecord, decode_timing_record)                                                                              \
+  X(SessionInfo, decode_session_info)                                                                                \
+  X(ServerStats, decode_server_stats)                                                                                \
+  X(ModelMetadata, decode_model_metadata)
+#define AISRV_DECLARE_CODEC(T, decode_name)             \
+  void encode(const T& v, std::vector<uint8_t>& out); \
+  Result<T> decode_name(std::span<const uint8_t> in);
+AISRV_PAYLOAD_CODECS(AISRV_DECLARE_CODEC)
+#undef AISRV_DECLARE_CODEC
+
+// Whether a peer speaking [peer.min_major, peer.major] can talk to us ([our_min, our_major]); explains why not.
+Status check_compatible(const VersionInfo& peer, uint16_t our_major, uint16_t our_min_major);
+
+// GET_TIMINGS (record Timings): each layer's nanoseconds, saturating at 0xFFFFFFFF.
+void encode_timings(std::span<const LayerTime> layers, std::vector<uint8_t>& out);
+Result<std::vector<uint32_t>> decode_timings(std::span<const uint8_t> in);
+
+// INFER (records InferRequest, InferAnswer). Decoded tensors are views into the payload. The answer replaces what
+// `out` held (the server reuses its buffer), the request is appended.
+void encode_infer_request(std::span<const InferTensor> inputs, std::vector<uint8_t>& out);
+Result<std::vector<InferTensor>> decode_infer_request(std::span<const uint8_t> in);
+void encode_infer_answer(std::span<const std::span<const uint8_t>> outputs, std::vector<uint8_t>& out);
+Result<std::vector<std::span<const uint8_t>>> decode_infer_answer(std::span<const uint8_t> in);
 
 // u32 payloads (GET_STATUS, lengths, GET_ID, GPIO values).
 void encode_u32(uint32_t v, std::vector<uint8_t>& out);

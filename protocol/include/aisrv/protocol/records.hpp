@@ -1,7 +1,8 @@
 // aisrv protocol — the record codec: one encoder and one decoder that walk the field lists of records.def, so that the
 // byte layout of every structured payload record is written once (the Python codec walks the same table, generated
-// into host/python/aisrv/_records.py by tools/gen-python-protocol). payloads.cpp and flash_payloads.cpp expose it
-// as the named encode()/decode_*() functions; tests and tools may visit records directly (tools: records_dump).
+// into host/python/aisrv/_records.py by tools/gen-python-protocol; the structs come from the same table, declared in
+// payloads.hpp). payloads.cpp and flash_payloads.cpp expose it as the named encode()/decode_*() functions; tests and
+// tools may visit records directly (tools: records_dump).
 #pragma once
 
 #include <algorithm>
@@ -22,19 +23,8 @@
 
 namespace aisrv::protocol::records {
 
-// The wire types of records.def; records and enums are named by their own C++ types.
-namespace wire {
-struct u8 {};
-struct u16 {};
-struct u32 {};
-struct u64 {};
-struct i32 {};
-struct f32 {};
-struct boolean {};
-struct str8 {};
-struct str32 {};
-}  // namespace wire
-using namespace wire;
+// The wire types of records.def (payloads.hpp declares them); records and enums are named by their own C++ types.
+using namespace ::aisrv::protocol::wire;
 
 // The field kinds of records.def (its first column; their meaning is described there).
 struct Field {};
@@ -49,6 +39,10 @@ struct Opt0 {};
 struct Flag {};
 struct When {};
 struct Rest {};
+struct Seq {};
+struct Index {};
+struct Blob {};
+struct Blobs {};
 
 template <class T>
 using Type = std::type_identity<T>;
@@ -73,9 +67,15 @@ concept Record = requires { Traits<T>::name; };
 #define AISRV_F_FLAG(T, M, A, B) op(Flag{}, Type<T>{}, v.M, #M, static_cast<uint64_t>(A));
 #define AISRV_F_WHEN(T, M, A, B) op(When{}, Type<T>{}, v.M, #M, static_cast<uint64_t>(A));
 #define AISRV_F_REST(T, M, A, B) op(Rest{}, v.M, #M);
+#define AISRV_F_SEQ(T, M, A, B) op(Seq{}, Type<T>{}, v.M, #M);
+#define AISRV_F_INDEX(T, M, A, B)               \
+  static_assert((A) <= 64, "INDEX: A <= 64"); \
+  op(Index{}, Type<T>{}, v.M, #M, static_cast<uint64_t>(A));
+#define AISRV_F_BLOB(T, M, A, B) op(Blob{}, Type<T>{}, v.M, #M);
+#define AISRV_F_BLOBS(T, M, A, B) op(Blobs{}, Type<T>{}, v.M, #M);
 #define AISRV_TAIL_EXACT false
 #define AISRV_TAIL_OPEN true
-#define F(KIND, T, M, A, B) AISRV_F_##KIND(T, M, A, B)
+#define F(KIND, T, M, A, B, ...) AISRV_F_##KIND(T, M, A, B)
 #define AISRV_RECORD(NAME, TAIL, FIELDS)                                  \
   template <class Op, class V>                                            \
     requires std::same_as<std::remove_const_t<V>, NAME>                   \
@@ -87,6 +87,7 @@ concept Record = requires { Traits<T>::name; };
     static constexpr std::string_view name = #NAME;                       \
     static constexpr bool open = AISRV_TAIL_##TAIL;                       \
   };
+#define AISRV_DECLARED_RECORD(NAME, TAIL, FIELDS) AISRV_RECORD(NAME, TAIL, FIELDS)
 #include "aisrv/protocol/records.def"
 #undef AISRV_RECORD
 
@@ -97,6 +98,7 @@ void for_each_record(Fn&& fn) {
 #include "aisrv/protocol/records.def"
 #undef AISRV_RECORD
 }
+#undef AISRV_DECLARED_RECORD
 #undef F
 #undef AISRV_TAIL_EXACT
 #undef AISRV_TAIL_OPEN
@@ -112,6 +114,10 @@ void for_each_record(Fn&& fn) {
 #undef AISRV_F_FLAG
 #undef AISRV_F_WHEN
 #undef AISRV_F_REST
+#undef AISRV_F_SEQ
+#undef AISRV_F_INDEX
+#undef AISRV_F_BLOB
+#undef AISRV_F_BLOBS
 
 // The element counts a record announced (COUNT), found again by the list they belong to (LIST, ZIP).
 class Counts {
@@ -207,8 +213,42 @@ class Encoder {
   void operator()(Rest, std::span<const uint8_t> m, const char*) {
     if (!collecting_) w_.bytes(m);
   }
+  template <class T, class M>
+  void operator()(Seq, Type<T> t, const std::vector<M>& m, const char*) {
+    if (!collecting_)
+      for (const auto& e : m) put(t, e);
+  }
+  template <class T, class M>
+  void operator()(Index, Type<T> t, const M& m, const char*, uint64_t) {
+    if (!collecting_) put(t, m);
+  }
+  template <class T>
+  void operator()(Blob, Type<T> t, std::span<const uint8_t> m, const char*) {
+    if (!collecting_) put(t, m.size());
+  }
+  template <class T, class M>
+  void operator()(Blobs, Type<T>, const std::vector<M>& m, const char*) {
+    if (collecting_) return;
+    const uint64_t n = counts_.get(&m);
+    BlobWriter bw{w_};
+    for (uint64_t i = 0; i < n; ++i) bw.element(m[i]);
+  }
 
  private:
+  // Writes the bytes of an element's BLOB fields (or of the element itself, a `blob`), as BLOBS stands.
+  struct BlobWriter {
+    ByteWriter& w;
+    void element(std::span<const uint8_t> b) { w.bytes(b); }
+    template <Record R>
+    void element(const R& r) { visit(*this, r); }
+    template <class K, class... X>
+    void operator()(K, const X&... x) {
+      if constexpr (std::is_same_v<K, Blob>) write(x...);
+    }
+    template <class T>
+    void write(Type<T>, std::span<const uint8_t> m, const char*) { w.bytes(m); }
+  };
+
   template <class X>
   void put(Type<u8>, X x) { w_.u8(static_cast<uint8_t>(x)); }
   template <class X>
@@ -223,6 +263,7 @@ class Encoder {
   void put(Type<boolean>, bool x) { w_.u8(x ? 1 : 0); }
   void put(Type<str8>, std::string_view x) { w_.str8(x); }
   void put(Type<str32>, std::string_view x) { w_.str32(x); }
+  void put(Type<blob>, std::span<const uint8_t> x) { w_.u32(static_cast<uint32_t>(x.size())); }  // its length
   template <class E>
     requires std::is_enum_v<E>
   void put(Type<E>, E x) { w_.u8(static_cast<uint8_t>(x)); }
@@ -240,7 +281,7 @@ class Encoder {
 // that follow the fields they describe (OPT0).
 class Decoder {
  public:
-  explicit Decoder(ByteReader& r) : r_(r) {}
+  explicit Decoder(ByteReader& r) : r_(r), lengths_(&own_lengths_) {}
 
   template <Record R>
   void record(R& v) {
@@ -287,11 +328,14 @@ class Decoder {
     const uint64_t n = counts_.get(&m);
     m.clear();
     m.reserve(std::min<uint64_t>(n, r_.remaining()));  // every element takes at least one byte
+    uint64_t seen = 0;
+    list_seen_ = &seen;
     for (uint64_t i = 0; i < n && !r_.failed(); ++i) {
       M e{};
       get(t, e, name, 0);
       m.push_back(std::move(e));
     }
+    list_seen_ = nullptr;
   }
   template <class T, class M, class T2, class M2>
   void operator()(Zip, Type<T> t, std::vector<M>& m, Type<T2> t2, std::vector<M2>& m2, const char* name) {
@@ -344,8 +388,70 @@ class Decoder {
   void operator()(Rest, std::span<const uint8_t>& m, const char* name) {
     if (!post_) m = r_.bytes(r_.remaining(), name);
   }
+  template <class T, class M>
+  void operator()(Seq, Type<T> t, std::vector<M>& m, const char* name) {
+    if (post_) return;
+    constexpr size_t size = sizeof(M);  // fixed-size wire types only: the C++ type has the wire size
+    if (r_.remaining() % size != 0) {
+      r_.refuse(make_error(Errc::protocol_error, "{}: {} bytes are not a whole number of {}-byte elements", name,
+                           r_.remaining(), size));
+      return;
+    }
+    m.assign(r_.remaining() / size, M{});
+    for (auto& e : m) get(t, e, name, 0);
+  }
+  template <class T, class M>
+  void operator()(Index, Type<T> t, M& m, const char* name, uint64_t limit) {
+    if (post_) return;
+    get(t, m, name, 0);
+    if (r_.failed()) return;
+    if (static_cast<uint64_t>(m) >= limit)
+      r_.refuse(make_error(Errc::protocol_error, "{} {} is not below the limit {}", name, m, limit));
+    else if (seen_ && (*seen_ & (uint64_t{1} << m)))
+      r_.refuse(make_error(Errc::protocol_error, "{} {} given twice", name, m));
+    else if (seen_)
+      *seen_ |= uint64_t{1} << m;
+  }
+  template <class T>
+  void operator()(Blob, Type<T> t, std::span<const uint8_t>& m, const char* name) {
+    if (post_) return;
+    uint64_t n = 0;
+    get(t, n, name, 0);
+    m = {};
+    if (!r_.failed()) lengths_->push_back(n);
+  }
+  template <class T, class M>
+  void operator()(Blobs, Type<T>, std::vector<M>& m, const char* name) {
+    if (post_ || r_.failed()) return;
+    uint64_t total = 0;
+    for (uint64_t l : *lengths_) total += l;
+    if (total != r_.remaining()) {
+      r_.refuse(make_error(Errc::protocol_error, "{}: the lengths announce {} bytes, {} follow", name, total,
+                           r_.remaining()));
+      return;
+    }
+    BlobReader br{r_, *lengths_, 0, name};
+    for (auto& e : m) br.element(e);
+  }
 
  private:
+  // Takes the bytes of an element's BLOB fields (or of the element itself, a `blob`) in the order their lengths came.
+  struct BlobReader {
+    ByteReader& r;
+    const std::vector<uint64_t>& lengths;
+    size_t next;
+    const char* name;
+    void element(std::span<const uint8_t>& b) { b = r.bytes(lengths[next++], name); }
+    template <Record R>
+    void element(R& x) { visit(*this, x); }
+    template <class K, class... X>
+    void operator()(K, X&&... x) {
+      if constexpr (std::is_same_v<K, Blob>) take(x...);
+    }
+    template <class T>
+    void take(Type<T>, std::span<const uint8_t>& m, const char*) { m = r.bytes(lengths[next++], name); }
+  };
+
   template <class X>
   void get(Type<u8>, X& x, const char* f, uint64_t) { x = static_cast<X>(r_.u8(f)); }
   template <class X>
@@ -359,16 +465,28 @@ class Decoder {
   void get(Type<boolean>, bool& x, const char* f, uint64_t) { x = r_.u8(f) != 0; }
   void get(Type<str8>, std::string& x, const char* f, uint64_t) { x = r_.str8(f); }
   void get(Type<str32>, std::string& x, const char* f, uint64_t max) { x = r_.str32(f, max); }
+  // A `blob` list element: its length now (BLOBS takes its bytes).
+  void get(Type<blob>, std::span<const uint8_t>& x, const char* f, uint64_t) { (*this)(Blob{}, Type<u32>{}, x, f); }
   template <class E>
     requires std::is_enum_v<E>
   void get(Type<E>, E& x, const char* f, uint64_t) { x = static_cast<E>(r_.u8(f)); }
+  // A record inside this one: its BLOB lengths join this record's, its INDEX fields are checked against the list's.
   template <Record R>
-  void get(Type<R>, R& x, const char*, uint64_t) { Decoder(r_).record(x); }
+  void get(Type<R>, R& x, const char*, uint64_t) {
+    Decoder d(r_);
+    d.lengths_ = lengths_;
+    d.seen_ = list_seen_;
+    d.record(x);
+  }
 
   ByteReader& r_;
   uint64_t flags_ = 0;
   bool post_ = false;
   Counts counts_;
+  std::vector<uint64_t> own_lengths_;  // BLOB lengths in wire order, when this decoder reads the outermost record
+  std::vector<uint64_t>* lengths_;     // where BLOB lengths go: own_lengths_ or the enclosing record's
+  uint64_t* seen_ = nullptr;           // INDEX values given in the list this record is an element of (bit per value)
+  uint64_t* list_seen_ = nullptr;      // the same for the list being read now
 };
 
 template <Record R>

@@ -5,7 +5,8 @@
 // one flag for all; set_all_enabled is its form), the threshold is a number compared with the element's value in its
 // own type (integer types raw, float32 as a number; XMOS: int8 only), and the arg-max is the true one (XMOS starts its
 // search at 0). Released lines (model unloaded, shutdown) are driven to their idle level (GpioLines::idle, low unless
-// configured) first, so a LED that was lit goes out; disabled lines rest at it too.
+// configured) first, so a LED that was lit goes out; disabled lines rest at it too, and so do all lines when an
+// acquire stream stops (rest: its last frame's result would otherwise stay lit with no camera behind it).
 #pragma once
 
 #include <cstdint>
@@ -59,6 +60,8 @@ class OutputGpio {
   // Model loaded / unloaded: take / give back the lines; both leave them at their idle level (GpioLines::idle).
   Status request();
   void release();
+  // Held lines back to their idle level, still held (an acquire stream stopped). True when a level changed.
+  Result<bool> rest();
 
  private:
   Status check_line(uint32_t line) const;

@@ -50,6 +50,11 @@ class KernelBackend {
   // model's operators one for one, as TensorFlow Lite Micro runs them.
   virtual bool folds_pads() const { return false; }
 
+  // Around one whole inference of `model` (Interpreter::invoke): a backend may decide per model how it runs — the
+  // optimised one whether its worker threads pay for this model at all, from measured inference times.
+  virtual void begin_invoke(const void* model) {}
+  virtual void end_invoke(bool completed) {}
+
   virtual void conv2d(const Conv2DParams& p) = 0;
   virtual void depthwise_conv2d(const DepthwiseConv2DParams& p) = 0;
   virtual void fully_connected(const FullyConnectedParams& p) = 0;
