@@ -19,7 +19,7 @@
 #include "aisrv/engine/cpu/kernel_backend.hpp"
 #include "aisrv/engine/cpu/optimized_backend.hpp"
 #include "optimized_backend.hpp"
-#include "random_cases.hpp"
+#include "opt_test_util.hpp"
 #include "simd_levels.hpp"
 
 using namespace aisrv::engine::cpu;

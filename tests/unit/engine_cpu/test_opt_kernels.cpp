@@ -20,7 +20,7 @@
 #include "aisrv/engine/cpu/kernel_backend.hpp"
 #include "aisrv/engine/cpu/optimized_backend.hpp"
 #include "optimized_backend.hpp"
-#include "random_cases.hpp"
+#include "opt_test_util.hpp"
 #include "simd_levels.hpp"
 
 #if defined(__x86_64__)
@@ -36,6 +36,7 @@ using namespace aisrv::engine::cpu;
 namespace {
 
 using aisrv::test::Rng;
+using aisrv::test::run;
 
 // The levels to test: every level up to the best this processor runs.
 std::vector<SimdLevel> levels() { return available_simd_levels(); }
@@ -54,31 +55,6 @@ std::vector<Config> configs() {
   for (SimdLevel level : levels()) v.push_back({level, 1});
   v.push_back({detect_simd_level(), 3});
   return v;
-}
-
-// Runs `p` on backend `b` with exact-size scratch / prepared / output buffers; returns the output bytes.
-// `usable`: set to the prepared header's flag when the backend prepared data (-1 when it asked for none).
-template <typename P>
-std::vector<uint8_t> run(KernelBackend& b, P p, size_t out_bytes, int* usable = nullptr,
-                         const std::function<void(std::vector<uint8_t>&)>& poison = {}) {
-  std::vector<uint8_t> out(out_bytes, 0xA5);
-  std::vector<uint8_t> scratch(b.scratch_bytes(OpParams{p}));
-  std::vector<uint8_t> prepared(b.prepared_bytes(OpParams{p}));
-  p.output = out.data();
-  p.scratch = std::span<uint8_t>(scratch);
-  if (usable) *usable = -1;
-  if constexpr (requires { p.prepared; }) {
-    if (!prepared.empty()) {
-      b.prepare(OpParams{p}, prepared);
-      opt::PreparedHeader h;
-      std::memcpy(&h, prepared.data(), sizeof h);
-      if (usable) *usable = h.magic == opt::kPreparedMagic && h.usable ? 1 : 0;
-      if (poison) poison(prepared);
-      p.prepared = std::span<const uint8_t>(prepared);
-    }
-  }
-  REQUIRE(run_kernel(b, OpParams{p}).ok());
-  return out;
 }
 
 // First differing byte, for the failure message.

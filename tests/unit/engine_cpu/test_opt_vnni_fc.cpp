@@ -17,7 +17,7 @@
 #include "aisrv/engine/cpu/kernel_backend.hpp"
 #include "aisrv/engine/cpu/optimized_backend.hpp"
 #include "optimized_backend.hpp"
-#include "random_cases.hpp"
+#include "opt_test_util.hpp"
 #include "simd_levels.hpp"
 
 using namespace aisrv::engine::cpu;
@@ -40,22 +40,7 @@ std::vector<uint8_t> run_fc(KernelBackend& b, FcCase& c, int* usable = nullptr,
   p.input = c.input.data();
   p.weights = c.weights.data();
   if (p.bias) p.bias = c.bias.data();
-  std::vector<uint8_t> out(c.out_bytes, 0xA5);
-  std::vector<uint8_t> scratch(b.scratch_bytes(OpParams{p}));
-  std::vector<uint8_t> prepared(b.prepared_bytes(OpParams{p}));
-  p.output = out.data();
-  p.scratch = std::span<uint8_t>(scratch);
-  if (usable) *usable = -1;
-  if (!prepared.empty()) {
-    b.prepare(OpParams{p}, prepared);
-    opt::PreparedHeader h;
-    std::memcpy(&h, prepared.data(), sizeof h);
-    if (usable) *usable = h.magic == opt::kPreparedMagic && h.usable ? 1 : 0;
-    if (poison) poison(prepared);
-    p.prepared = std::span<const uint8_t>(prepared);
-  }
-  REQUIRE(run_kernel(b, OpParams{p}).ok());
-  return out;
+  return aisrv::test::run(b, p, c.out_bytes, usable, poison);
 }
 
 int32_t random_multiplier(Rng& r) {
