@@ -12,13 +12,16 @@
 // TRANSPOSE of the graph input runs on the host inside XNNPACK's timed region; SOFTMAX runs as convert -> float
 // softmax -> convert (XNNPACK 2022 has no quantized softmax node).
 //
-//   bench_cpu_xnnpack [--model SUBSTRING] [--min-runs N] [--seconds S] [--layers] [--simd LEVEL]
+//   bench_cpu_xnnpack [--model SUBSTRING] [--min-runs N] [--seconds S] [--layers] [--simd LEVEL] [--threads K]
 //     --layers   also time every operator alone in XNNPACK (one single-node runtime per operator, fed its real
 //                input shape) beside the engine's per-operator time from the same interleaved rounds
 //     --simd     the engine's SIMD level (default: the best this processor runs)
+//     --threads  also both on K threads, unpinned (XNNPACK on its pthreadpool), each against its own one thread:
+//                what this machine gives a thread pool, measured on XNNPACK beside the engine (run_threads)
 #include <CLI/CLI.hpp>
 #include <pthread.h>
 #include <sched.h>
+#include <pthreadpool.h>
 #include <xnnpack.h>
 
 #include <algorithm>
@@ -61,6 +64,7 @@ struct Options {
   double seconds = 4.0;
   bool layers = false;
   std::optional<SimdLevel> simd;
+  size_t threads = 1;  // > 1: also both engines on this many threads (unpinned), against each one's single thread
 };
 
 std::string stem(const std::string& path) {
@@ -114,7 +118,7 @@ class XnnNet {
 
   // Builds operators [first, last) of `g`. Inputs of the range that no operator in it produced become external
   // inputs (with buffers), its last operator's output the external output. "" on success, else why not.
-  std::string build(const Graph& g, size_t first, size_t last) {
+  std::string build(const Graph& g, size_t first, size_t last, pthreadpool_t threads = nullptr) {
     g_ = &g;
     if (xnn_create_subgraph(static_cast<uint32_t>(g.tensors.size()), 0, &subgraph_) != xnn_status_success)
       return "xnn_create_subgraph failed";
@@ -128,7 +132,7 @@ class XnnNet {
       const std::string why = define(i, first);
       if (!why.empty()) return why;
     }
-    if (const xnn_status st = xnn_create_runtime_v2(subgraph_, nullptr, 0, &runtime_); st != xnn_status_success)
+    if (const xnn_status st = xnn_create_runtime_v2(subgraph_, threads, 0, &runtime_); st != xnn_status_success)
       return "xnn_create_runtime_v2 failed (" + std::to_string(st) + ")";
     output_ = PaddedBuffer(g.tensors[static_cast<size_t>(output_tensor_)].bytes);
     std::vector<xnn_external_value> ext;
@@ -445,6 +449,112 @@ int max_abs_diff(std::span<const uint8_t> a, std::span<const uint8_t> b, bool is
   return m;
 }
 
+// Both engines on opt.threads threads (XNNPACK on its pthreadpool, the engine on its worker pool), each against its
+// own single thread in pairs, after a warm-up that lets the engine's pool settle its per-operator and per-model
+// choices. This part runs unpinned (the threads need the other cores), so its
+// single-thread figures differ a little from the pinned ones above. Prints
+//   bench cpu_MODEL_threadsK: T vs threads=1 T = R x                   (the engine's speed-up)
+//   bench cpu_MODEL_threadsK_xnnpack: T vs XNNPACK threads=1 T = R x   (XNNPACK's speed-up on this machine)
+//   bench cpu_MODEL_threadsK_vs_xnnpack: T vs XNNPACK threadsK T = R x
+bool run_threads(const Case& c, const Graph& g, const std::vector<uint8_t>& bytes, SimdLevel level,
+                 const Options& opt) {
+  const std::string name = stem(c.model);
+  cpu_set_t pinned, all;
+  pthread_getaffinity_np(pthread_self(), sizeof pinned, &pinned);
+  CPU_ZERO(&all);
+  for (int i = 0; i < CPU_SETSIZE; ++i) CPU_SET(i, &all);
+  sched_setaffinity(0, sizeof all, &all);  // the threads created below inherit this
+  struct Restore {
+    cpu_set_t set;
+    ~Restore() { pthread_setaffinity_np(pthread_self(), sizeof set, &set); }
+  } restore{pinned};
+  std::unique_ptr<pthreadpool, void (*)(pthreadpool_t)> tp(pthreadpool_create(opt.threads), pthreadpool_destroy);
+  if (!tp) {
+    std::fprintf(stderr, "bench cpu_xnnpack: pthreadpool_create(%zu) failed\n", opt.threads);
+    return false;
+  }
+  XnnNet x1, xk;
+  if (const std::string why = x1.build(g, 0, g.operators.size()); !why.empty()) return false;
+  if (const std::string why = xk.build(g, 0, g.operators.size(), tp.get()); !why.empty()) {
+    std::printf("info cpu_%s_threads%zu_vs_xnnpack: not measured: %s\n", name.c_str(), opt.threads, why.c_str());
+    return true;
+  }
+  for (XnnNet* n : {&x1, &xk}) {
+    auto it = n->inputs().find(g.inputs[0]);
+    if (!n->has_host_transpose() && it != n->inputs().end() && it->second.size == c.input.size())
+      std::memcpy(it->second.data(), c.input.data(), c.input.size());
+  }
+  struct Engine {
+    std::unique_ptr<KernelBackend> backend;
+    std::unique_ptr<Interpreter> model;
+  };
+  Engine e[2];
+  for (size_t k = 0; k < 2; ++k) {
+    e[k].backend = make_optimized_kernel_backend(level, k == 0 ? 1 : opt.threads);
+    InterpreterConfig config;
+    config.arena_budget = uint64_t{1} << 30;
+    config.primary = e[k].backend.get();
+    auto loaded = Interpreter::load(bytes, config);
+    if (!loaded) return false;
+    e[k].model = std::move(loaded).value();
+    std::memcpy(e[k].model->input(0).data(), c.input.data(), c.input.size());
+  }
+  engine::InvokeContext ctx;
+  // 0, 1: the engine on 1 and K threads; 2, 3: XNNPACK on 1 and K threads.
+  auto run = [&](size_t which) {
+    const auto t0 = Clock::now();
+    bool ok;
+    if (which < 2) ok = static_cast<bool>(e[which].model->invoke(*e[which].backend, nullptr, ctx));
+    else ok = (which == 2 ? x1 : xk).run(c.input);
+    return ok ? std::chrono::duration<double, std::milli>(Clock::now() - t0).count() : -1.0;
+  };
+  // Two phases, each a pair on its own: the engine's 1 and K threads, then XNNPACK's. (Interleaving all four made
+  // each pool's workers poll while the other library ran: pthreadpool's poll for a long while after every run, and
+  // the engine's pool measured itself slower and chose the caller alone.)
+  auto pairs = [&](size_t one, size_t many, std::vector<double>& t1, std::vector<double>& tk,
+                   std::vector<double>& speedup) {
+    for (int k = 0; k < 40; ++k) run(many), run(one);
+    double total = 0;
+    for (size_t round = 0; round < 20000; ++round) {
+      const bool many_first = round % 2 == 0;
+      const double a = run(many_first ? many : one), b = run(many_first ? one : many);
+      const double rk = many_first ? a : b, r1 = many_first ? b : a;
+      t1.push_back(r1);
+      tk.push_back(rk);
+      speedup.push_back(r1 / rk);
+      total += a + b;
+      if (static_cast<int>(round + 1) >= opt.min_runs && total >= opt.seconds * 1e3 / 2) break;
+    }
+  };
+  std::vector<double> t[4], engine_speedup, xnn_speedup;
+  pairs(0, 1, t[0], t[1], engine_speedup);
+  const auto got = e[1].model->output(0);
+  if (got.size() != c.want.size() || std::memcmp(got.data(), c.want.data(), got.size()) != 0) {
+    std::fprintf(stderr, "bench cpu_xnnpack: %s: the engine's output on %zu threads differs from the reference bytes\n",
+                 name.c_str(), opt.threads);
+    return false;
+  }
+  pairs(2, 3, t[2], t[3], xnn_speedup);
+  const double e1 = median(t[0]), ek = median(t[1]), x1m = median(t[2]), xkm = median(t[3]);
+  const bool small = e1 < 1.0;
+  const double scale = small ? 1e3 : 1.0;
+  const std::string unit = small ? "us" : "ms";
+  const std::string k = std::to_string(opt.threads);
+  bench::report("cpu_" + name + "_threads" + k, ek * scale, unit, "threads=1", e1 * scale, unit,
+                median(engine_speedup));
+  bench::report("cpu_" + name + "_threads" + k + "_xnnpack", xkm * scale, unit, "XNNPACK threads=1", x1m * scale, unit,
+                median(xnn_speedup));
+  bench::report("cpu_" + name + "_threads" + k + "_vs_xnnpack", ek * scale, unit, "XNNPACK threads" + k, xkm * scale,
+                unit, xkm / ek);
+  std::printf("info cpu_%s_threads%s: unpinned, 40 warm-up pairs then %zu pairs of the engine, %zu of XNNPACK (the "
+              "last line compares the two phases' medians); the engine's speed-up p10 %.3f p90 %.3f, XNNPACK's p10 "
+              "%.3f p90 %.3f\n",
+              name.c_str(), k.c_str(), engine_speedup.size(), xnn_speedup.size(),
+              bench::percentile(engine_speedup, 0.1), bench::percentile(engine_speedup, 0.9),
+              bench::percentile(xnn_speedup, 0.1), bench::percentile(xnn_speedup, 0.9));
+  return true;
+}
+
 bool run_model(const Case& c, const Options& opt) {
   const std::string name = stem(c.model);
   const std::vector<uint8_t> bytes = test::read_file(test::testdata_path(c.model));
@@ -585,6 +695,8 @@ bool run_model(const Case& c, const Options& opt) {
               name.c_str(), ratio.size(), backend->description().c_str(), bench::percentile(ratio, 0.1),
               bench::percentile(ratio, 0.9), 1.0 / median(ratio));
 
+  if (opt.threads > 1 && !run_threads(c, g, bytes, opt.simd.value_or(detect_simd_level()), opt)) return false;
+
   if (opt.layers) {
     // Each operator alone in XNNPACK, against the engine's per-operator time of the rounds above.
     for (size_t i = 0; i < g.operators.size() && i < engine.operators().size(); ++i) {
@@ -634,6 +746,9 @@ int main(int argc, char** argv) {
   app.add_option("--seconds", opt.seconds, "Seconds per model at least")->check(CLI::NonNegativeNumber);
   app.add_flag("--layers", opt.layers, "Also time each operator alone in both");
   app.add_option("--simd", simd, "The engine's SIMD level (default: the best this processor runs)");
+  app.add_option("--threads", opt.threads,
+                 "Also run both on this many threads (unpinned), each against its own single thread")
+      ->check(CLI::Range(1, 64));
   CLI11_PARSE(app, argc, argv);
   if (!simd.empty()) {
     opt.simd = parse_simd_level(simd);

@@ -163,6 +163,15 @@ struct ConvCase {
   size_t out_bytes = 0;
 };
 
+// The zero points and activation range of `q` on a convolution.
+void set_quant(Conv2DParams& p, const Quant& q) {
+  p.input_offset = q.input_offset;
+  p.filter_offset = q.filter_offset;
+  p.output_offset = q.output_offset;
+  p.act_min = q.act_min;
+  p.act_max = q.act_max;
+}
+
 bool random_conv(Rng& r, ConvCase& c, bool u8, bool extreme) {
   Conv2DParams& p = c.p;
   p.dtype = u8 ? DType::uint8 : DType::int8;
@@ -183,11 +192,7 @@ bool random_conv(Rng& r, ConvCase& c, bool u8, bool extreme) {
   p.filter_shape = {cout * groups, fh, fw, cin};
   p.output_shape = {n, oh, ow, cout * groups};
   const Quant q = random_quant(r, u8);
-  p.input_offset = q.input_offset;
-  p.filter_offset = q.filter_offset;
-  p.output_offset = q.output_offset;
-  p.act_min = q.act_min;
-  p.act_max = q.act_max;
+  set_quant(p, q);
   const auto in_n = static_cast<size_t>(p.input_shape.elements());
   const auto f_n = static_cast<size_t>(p.filter_shape.elements());
   if (extreme) {  // the largest |value + offset| everywhere
@@ -467,6 +472,51 @@ TEST_CASE("CONV_2D: many pixels and a deep filter span several im2col tiles") {
       CHECK(run(*backend_for(level, threads), p, c.out_bytes) == want);
     }
   }
+}
+
+TEST_CASE("CONV_2D: narrow filter rows (16-byte im2col moves) and blocks of at most 8 channels") {
+  // A first layer (3 channels, 3x3, stride 2: 9-byte filter rows over several tiles, 8 output channels: the
+  // two-rows-per-vector GEMM at the VNNI level), a 1x1 stride-2 layer of one channel whose 4-byte im2col rows end
+  // exactly at the end of the scratch (a 16-byte move past the call's rows would leave the buffer), and 24 channels
+  // (a last block of 8 whose two rows are not adjacent in the output). int8 and uint8 (row sums at the VNNI level).
+  ReferenceKernelBackend ref;
+  Rng r(11);
+  struct Shape {
+    int32_t h, w, cin, cout, f, stride;
+  };
+  for (const bool u8 : {false, true})
+    for (const Shape& s : {Shape{128, 128, 3, 8, 3, 2}, Shape{12, 16, 1, 8, 1, 2}, Shape{20, 22, 3, 24, 3, 2},
+                           Shape{9, 31, 5, 8, 3, 1}}) {
+      ConvCase c;
+      Conv2DParams& p = c.p;
+      p.dtype = u8 ? DType::uint8 : DType::int8;
+      p.stride_h = p.stride_w = s.stride;
+      const int32_t oh = (s.h + s.stride - 1) / s.stride, ow = (s.w + s.stride - 1) / s.stride;
+      const int32_t pad_h = std::max((oh - 1) * s.stride + s.f - s.h, 0);
+      const int32_t pad_w = std::max((ow - 1) * s.stride + s.f - s.w, 0);
+      p.padding = {pad_h / 2, pad_w / 2, pad_h - pad_h / 2, pad_w - pad_w / 2};
+      p.input_shape = {1, s.h, s.w, s.cin};
+      p.filter_shape = {s.cout, s.f, s.f, s.cin};
+      p.output_shape = {1, oh, ow, s.cout};
+      set_quant(p, random_quant(r, u8));
+      const auto in_n = static_cast<size_t>(p.input_shape.elements());
+      const auto f_n = static_cast<size_t>(p.filter_shape.elements());
+      c.input = u8 ? random_bytes<uint8_t>(r, in_n, 0, 255) : random_bytes<int8_t>(r, in_n, -128, 127);
+      c.filter = u8 ? random_bytes<uint8_t>(r, f_n, 0, 255) : random_bytes<int8_t>(r, f_n, -127, 127);
+      random_requant(r, static_cast<size_t>(s.cout), u8, std::sqrt(s.f * s.f * s.cin) * 60.0, p.output_multiplier,
+                     p.output_shift);
+      c.bias.assign(static_cast<size_t>(s.cout), -300);
+      p.input = c.input.data();
+      p.filter = c.filter.data();
+      p.bias = c.bias.data();
+      c.out_bytes = static_cast<size_t>(p.output_shape.elements());
+      const auto want = run(ref, p, c.out_bytes);
+      for (const auto [level, threads] : configs()) {
+        INFO("level " << simd_level_name(level) << " threads " << threads << (u8 ? " uint8 " : " int8 ") << s.h << "x"
+                      << s.w << "x" << s.cin << " -> " << s.cout << " filter " << s.f << " stride " << s.stride);
+        CHECK(run(*backend_for(level, threads), p, c.out_bytes) == want);
+      }
+    }
 }
 
 TEST_CASE("DEPTHWISE_CONV_2D: opt equals ref on random int8 cases, multipliers 1, 2, 3, 8") {
@@ -1187,9 +1237,10 @@ TEST_CASE("TRANSPOSE: opt equals ref on random ranks, permutations and element s
     p.input = input.data();
     const size_t out_bytes = static_cast<size_t>(p.output_shape.elements()) * p.element_size;
     const auto want = run(ref, p, out_bytes);
-    for (SimdLevel level : levels()) {
-      INFO("level " << simd_level_name(level) << " rank " << rank << " element size " << p.element_size);
-      CHECK(run(*make_optimized_kernel_backend(level), p, out_bytes) == want);
+    for (const auto [level, threads] : configs()) {  // with threads: ranges of lines, each with its own odometer
+      INFO("level " << simd_level_name(level) << " threads " << threads << " rank " << rank << " element size "
+                    << p.element_size);
+      CHECK(run(*backend_for(level, threads), p, out_bytes) == want);
     }
   }
 }
@@ -1267,6 +1318,41 @@ TEST_CASE("the worker pool runs every part exactly once, on at most its particip
       }
     }
   }
+}
+
+TEST_CASE("the worker pool runs every part exactly once when its workers sleep between runs") {
+  // Runs spaced further apart than a worker polls (WorkerPool::kSpin): every hand-over wakes a sleeping worker.
+  for (size_t threads : {2u, 4u}) {
+    opt::WorkerPool pool(threads, 0);
+    for (int round = 0; round < 12; ++round) {
+      const size_t parts = 1 + static_cast<size_t>(round) * 5;
+      std::vector<std::atomic<int>> done(parts);
+      pool.run(parts, [&](size_t part, size_t) { done[part].fetch_add(1); });
+      for (size_t i = 0; i < parts; ++i) CHECK(done[i].load() == 1);
+      std::this_thread::sleep_for(opt::WorkerPool::kSpin + std::chrono::microseconds(300));
+    }
+  }
+}
+
+TEST_CASE("the worker pool gives each participant its own contiguous range of parts first") {
+  // Two participants, four parts of 20 ms (waits): the caller starts with parts 0 and 1, the worker with 2 and 3 —
+  // the same rows of a tensor for the same core from operator to operator. With one shared counter the worker would
+  // take part 1 next to the caller's 0. A worker later than 40 ms finds its range taken and runs nothing, which
+  // the check allows; over three runs it must have run something.
+  opt::WorkerPool pool(2, 0);
+  int worker_parts = 0;
+  for (int run = 0; run < 3; ++run) {
+    std::vector<std::atomic<int>> by(4);
+    for (auto& b : by) b = -1;
+    pool.run(4, [&](size_t part, size_t participant) {
+      by[part] = static_cast<int>(participant);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    });
+    CHECK(by[0].load() == 0);
+    CHECK(by[1].load() == 0);
+    for (size_t part = 2; part < 4; ++part) worker_parts += by[part].load() == 1;
+  }
+  CHECK(worker_parts > 0);
 }
 
 TEST_CASE("the worker pool hands out a run shape only where measurement shows a second participant pays") {

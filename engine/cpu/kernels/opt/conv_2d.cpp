@@ -18,8 +18,10 @@
 // reference's skipped tap does. float32 convolutions run conv_2d_float.cpp (no prepared data); dynamic-range ones the
 // reference kernel (the reference's scratch).
 #include <algorithm>
-#include <functional>
+#include <cstddef>
 #include <cstring>
+#include <functional>
+#include <type_traits>
 #if defined(__x86_64__) && defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -166,11 +168,17 @@ void pack(const Conv2DParams& p, const ConvPlan& c, GemmLayout layout, std::span
 
 // im2col rows [m0, m0 + rows) of group g into `tile` (row stride depth_padded): `copy(src, dst, n)` converts n
 // input bytes, `pad(dst, n)` writes n padding taps; the depth padding is 0.
-template <typename Out, typename Copy, typename Pad>
+// `Wide16` (the byte layouts, null otherwise): converts 16 bytes at once, used for a filter row of at most 16 bytes
+// inside the input where the 16 bytes may be read and written — the bytes past the filter row are rewritten by the
+// next filter row, the depth padding or the next im2col row (rows are built in order), so they are not wasted
+// work: a first layer's 3-channel, 3-tap filter rows (9 bytes) are one load and one store each instead of two
+// overlapping 8-byte moves behind a length test.
+template <typename Out, typename Copy, typename Pad, typename Wide16 = std::nullptr_t>
 void im2col_rows(const Conv2DParams& p, const ConvPlan& c, int32_t g, size_t m0, size_t rows, Out* tile,
-                 const Copy& copy, const Pad& pad) {
+                 const Copy& copy, const Pad& pad, const Wide16& wide16 = nullptr) {
   const auto* input = static_cast<const uint8_t*>(p.input);
   const Dims4 &is = p.input_shape, &fs = p.filter_shape, &os = p.output_shape;
+  const uint8_t* input_end = input + static_cast<size_t>(is.elements());
   const size_t cin = static_cast<size_t>(c.group_in);
   const size_t pixel_stride = static_cast<size_t>(is.c);
   const size_t channel0 = static_cast<size_t>(g) * cin;
@@ -198,6 +206,36 @@ void im2col_rows(const Conv2DParams& p, const ConvPlan& c, int32_t g, size_t m0,
     const int32_t iy0 = oy * p.stride_h - p.padding.top, ix0 = ox * p.stride_w - p.padding.left;
     // Whole filter rows in one conversion when the taps of a row are adjacent input pixels, all inside.
     const bool row_contiguous = p.dilation_w == 1 && c.groups == 1 && ix0 >= 0 && ix0 + fs.w <= is.w;
+    if constexpr (!std::is_same_v<Wide16, std::nullptr_t>) {
+      // The pixels of this output row whose every tap is inside, each filter row one 16-byte conversion: a tight
+      // run without the checks per tap. Its last 16-byte write ends `reach` bytes after its row's start, which must
+      // stay inside the call's rows (the rows after are rewritten later).
+      const size_t row_len = static_cast<size_t>(fs.w) * cin;
+      const size_t reach = static_cast<size_t>(fs.h - 1) * row_len + 16;
+      if (row_contiguous && row_len <= 16 && iy0 >= 0 && iy0 + (fs.h - 1) * p.dilation_h < is.h &&
+          i * c.depth_padded + reach <= rows * c.depth_padded) {
+        const int32_t ox_end = std::min(os.w, (is.w - fs.w + p.padding.left) / p.stride_w + 1);
+        const size_t fit = (rows * c.depth_padded - reach) / c.depth_padded - i + 1;  // rows i .. i + fit - 1
+        size_t n = std::min(static_cast<size_t>(ox_end - ox), fit);
+        const size_t row_stride = static_cast<size_t>(is.w) * pixel_stride;
+        const size_t dy = static_cast<size_t>(p.dilation_h) * row_stride;
+        const size_t step = static_cast<size_t>(p.stride_w) * pixel_stride;
+        const uint8_t* src0 = input + (b * static_cast<size_t>(is.h) + static_cast<size_t>(iy0)) * row_stride +
+                              static_cast<size_t>(ix0) * pixel_stride;
+        const uint8_t* last = src0 + static_cast<size_t>(fs.h - 1) * dy;  // the run's last read starts here + k step
+        while (n > 0 && last + (n - 1) * step + 16 > input_end) --n;
+        if (n > 0) {
+          for (size_t k = 0; k < n; ++k, dst += c.depth_padded, src0 += step) {
+            const uint8_t* src = src0;
+            for (int32_t fy = 0; fy < fs.h; ++fy, src += dy) wide16(src, dst + static_cast<size_t>(fy) * row_len);
+            std::fill(dst + c.depth, dst + c.depth_padded, Out{0});
+          }
+          i += n - 1;
+          ox += static_cast<int32_t>(n) - 1;
+          continue;
+        }
+      }
+    }
     for (int32_t fy = 0; fy < fs.h; ++fy) {
       const int32_t iy = iy0 + fy * p.dilation_h;
       const size_t row_len = static_cast<size_t>(fs.w) * cin;
@@ -209,7 +247,17 @@ void im2col_rows(const Conv2DParams& p, const ConvPlan& c, int32_t g, size_t m0,
       const uint8_t* in_row = input + ((b * static_cast<size_t>(is.h) + static_cast<size_t>(iy)) *
                                        static_cast<size_t>(is.w)) * pixel_stride;
       if (row_contiguous) {
-        copy(in_row + static_cast<size_t>(ix0) * pixel_stride, dst, row_len);
+        const uint8_t* src = in_row + static_cast<size_t>(ix0) * pixel_stride;
+        if constexpr (!std::is_same_v<Wide16, std::nullptr_t>) {
+          // Rows after this one are rewritten (they come later); past the call's rows nothing may be.
+          const auto at = static_cast<size_t>(dst - tile);
+          if (row_len <= 16 && src + 16 <= input_end && at + 16 <= rows * c.depth_padded) {
+            wide16(src, dst);
+            dst += row_len;
+            continue;
+          }
+        }
+        copy(src, dst, row_len);
         dst += row_len;
         continue;
       }
@@ -253,7 +301,16 @@ void im2col_bytes(const Conv2DParams& p, const ConvPlan& c, int32_t g, size_t m0
           }
           for (; i < n; ++i) dst[i] = static_cast<int8_t>(src[i] ^ 0x80);
         },
-        [zero_point](int8_t* dst, size_t n) { std::memset(dst, zero_point, n); });
+        [zero_point](int8_t* dst, size_t n) { std::memset(dst, zero_point, n); },
+        [](const uint8_t* src, int8_t* dst) {
+          uint64_t lo, hi;
+          std::memcpy(&lo, src, 8);
+          std::memcpy(&hi, src + 8, 8);
+          lo ^= 0x8080808080808080ULL;
+          hi ^= 0x8080808080808080ULL;
+          std::memcpy(dst, &lo, 8);
+          std::memcpy(dst + 8, &hi, 8);
+        });
     return;
   }
   const auto zero_point = static_cast<int8_t>(-p.input_offset);
@@ -270,7 +327,8 @@ void im2col_bytes(const Conv2DParams& p, const ConvPlan& c, int32_t g, size_t m0
           std::memcpy(dst, src, n);
         }
       },
-      [zero_point](int8_t* dst, size_t n) { std::memset(dst, zero_point, n); });
+      [zero_point](int8_t* dst, size_t n) { std::memset(dst, zero_point, n); },
+      [](const uint8_t* src, int8_t* dst) { std::memcpy(dst, src, 16); });
 }
 
 // The sum of n bytes (an im2col row of GemmLayout::vnni, for the uint8 row offset). On x86-64 with SSE2's psadbw

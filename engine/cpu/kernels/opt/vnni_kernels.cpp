@@ -33,6 +33,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "avx2_ops.hpp"
@@ -212,9 +213,72 @@ AISRV_AVX512_VNNI inline void store16(uint8_t* out, __m512i v, int32_t count) {
   else store_bytes(out, bytes, count);
 }
 
+// ---- AVX-512 VNNI: a block of at most 8 channels, two rows per zmm -------------------------------------------------
+// Lanes 0-7 hold row r's 8 channels, lanes 8-15 row r + 1's: half the VPDPBUSDs and half the requantization of the
+// 16-channel form, whose upper lanes would be empty (mobilenet_v1's 3 -> 8 channel first layer, the last block of a
+// layer whose channel count is 8 more than a multiple of 16). The weights of channels 0-7 ([step][16][4]: the
+// first 32 bytes of a step) go to both halves; each pair of rows is loaded once per 8 steps (32 bytes of each row,
+// masked at the row's end) and VPERMD puts step s's 4 bytes of each row into its half.
+
+// 32 bytes of `row` (masked) in lanes 0-7, the same bytes of the next row in lanes 8-15.
+AISRV_AVX512_VNNI inline __m512i row_pair(const int8_t* row, size_t stride, __mmask32 m) {
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, row)),
+                            _mm256_maskz_loadu_epi8(m, row + stride), 1);
+}
+
+// The block (g.cols <= 8, g.rows >= 2; the tile's zero rows fill a last pair).
+AISRV_AVX512_VNNI void gemm_avx512_vnni_8(const GemmBlock& g) {
+  const __m512i bias = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.bias)));
+  __m512i c0 = bias, c1 = bias, c2 = bias;
+  const size_t steps = g.a_stride / 4;
+  const __m512i halves = _mm512_set_epi32(8, 8, 8, 8, 8, 8, 8, 8, 0, 0, 0, 0, 0, 0, 0, 0);
+  for (size_t s0 = 0; s0 < steps; s0 += 8) {
+    const size_t n = std::min<size_t>(8, steps - s0);
+    const __mmask32 m = n == 8 ? ~__mmask32{0} : static_cast<__mmask32>((uint32_t{1} << (4 * n)) - 1);
+    const int8_t* a = g.a8 + 4 * s0;
+    const __m512i a0 = row_pair(a, g.a_stride, m), a1 = row_pair(a + 2 * g.a_stride, g.a_stride, m),
+                  a2 = row_pair(a + 4 * g.a_stride, g.a_stride, m);
+    const int8_t* b = g.b8 + s0 * 4 * kGemmCols;
+    for (size_t s = 0; s < n; ++s, b += 4 * kGemmCols) {
+      const __m512i w = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)));
+      const __m512i idx = _mm512_add_epi32(halves, _mm512_set1_epi32(static_cast<int32_t>(s)));
+      c0 = _mm512_dpbusd_epi32(c0, _mm512_permutexvar_epi32(idx, a0), w);
+      c1 = _mm512_dpbusd_epi32(c1, _mm512_permutexvar_epi32(idx, a1), w);
+      c2 = _mm512_dpbusd_epi32(c2, _mm512_permutexvar_epi32(idx, a2), w);
+    }
+  }
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i multiplier =
+      _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.multiplier)));
+  const __m512i shift = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.shift)));
+  const __m512i left = _mm512_max_epi32(shift, zero);
+  const __m512i right = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
+  const OutputRange16 range = output_range16(g.output_offset, g.act_min, g.act_max);
+  const __m512i pairs[kGemmRows / 2] = {c0, c1, c2};
+  for (int32_t r = 0; r < g.rows; r += 2) {
+    __m512i acc = pairs[r / 2];
+    if (g.row_offset)
+      acc = _mm512_add_epi32(acc, _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(g.row_offset[r]),
+                                                          _mm512_set1_epi32(g.row_offset[r + 1])));
+    const __m128i bytes = _mm512_cvtepi32_epi8(requantize16(acc, multiplier, left, right, range));
+    uint8_t* out = g.out + static_cast<size_t>(r) * g.out_stride;
+    const bool both = r + 1 < g.rows;
+    if (both && g.cols == 8 && g.out_stride == 8) {  // the two rows' outputs are adjacent
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out), bytes);
+      continue;
+    }
+    store_bytes(out, bytes, g.cols);
+    if (both) store_bytes(out + g.out_stride, _mm_srli_si128(bytes, 8), g.cols);
+  }
+}
+
 // ---- AVX-512 VNNI: 6 x 16 GEMM block, one zmm (16 channels) per row ------------------------------------------------
 
 AISRV_AVX512_VNNI void gemm_avx512_vnni(const GemmBlock& g) {
+  if (g.cols <= 8 && g.rows > 1) {
+    gemm_avx512_vnni_8(g);
+    return;
+  }
   const __m512i bias = _mm512_loadu_si512(g.bias);
   __m512i c0 = bias, c1 = bias, c2 = bias, c3 = bias, c4 = bias, c5 = bias;
   const int8_t* a0 = g.a8;

@@ -17,6 +17,7 @@ inline void relax() {
 
 WorkerPool::WorkerPool(size_t threads, uint64_t min_parallel_work, bool measure)
     : min_work_(min_parallel_work), measure_(measure) {
+  ranges_ = std::make_unique<Range[]>(std::max<size_t>(threads, 1));
   for (size_t i = 1; i < threads; ++i) workers_.emplace_back([this, i] { work(i); });
 }
 
@@ -30,9 +31,13 @@ WorkerPool::~WorkerPool() {
 }
 
 void WorkerPool::take_parts(size_t participant) {
-  for (size_t part = next_.fetch_add(1); part < parts_; part = next_.fetch_add(1)) {
-    (*fn_)(part, participant);
-    done_.fetch_add(1, std::memory_order_acq_rel);
+  const size_t n = capacity();
+  for (size_t k = 0; k < n; ++k) {  // its own range first, then the others' in turn
+    Range& r = ranges_[(participant + k) % n];
+    for (size_t part = r.next.fetch_add(1); part < r.end; part = r.next.fetch_add(1)) {
+      (*fn_)(part, participant);
+      done_.fetch_add(1);
+    }
   }
 }
 
@@ -88,6 +93,16 @@ void WorkerPool::begin_inference(const void* model) {
     }
   }
   if (model_timed_) model_t0_ = std::chrono::steady_clock::now();
+  // Wake sleeping workers now, so that they poll by the time the first run is handed out (a wake-up takes tens of
+  // microseconds on a virtual machine, about what the first operators take; a worker asleep at the first
+  // convolution cost it a fifth of its time).
+  if (model_parallel_ && sleeping_.load() > 0) {
+    {
+      std::lock_guard lock(mu_);
+      ++alarm_;
+    }
+    wake_.notify_all();
+  }
 }
 
 void WorkerPool::end_inference(bool completed) {
@@ -140,58 +155,64 @@ void WorkerPool::run(size_t parts, const Part& fn, uint64_t work) {
 }
 
 void WorkerPool::run_parallel(size_t parts, const Part& fn) {
-  bool wake;
-  while (true) {
-    std::unique_lock lock(mu_);
-    // A worker that joined the previous run late may still be looking for a part of it: the run's state changes
-    // only when none is (workers join under this lock, so none can join that run from here on).
-    if (active_.load(std::memory_order_acquire) != 0) {
-      lock.unlock();
-      relax();
-      continue;
-    }
-    fn_ = &fn;
-    parts_ = parts;
-    next_.store(0);
-    done_.store(0);
-    generation_.fetch_add(1, std::memory_order_release);
-    wake = sleeping_ > 0;
-    break;
+  // The previous run is closed and no worker is inside it (its end below), so the run's fields are the caller's.
+  fn_ = &fn;
+  const size_t n = capacity();
+  for (size_t i = 0; i < n; ++i) {
+    ranges_[i].next.store(i * parts / n, std::memory_order_relaxed);
+    ranges_[i].end = (i + 1) * parts / n;
   }
-  if (wake) wake_.notify_all();
+  done_.store(0, std::memory_order_relaxed);
+  state_.store((++run_id_ << kRunShift) | kOpen);  // publishes the fields above to the workers that join
+  if (sleeping_.load() > 0) {
+    { std::lock_guard lock(mu_); }  // a worker counted as sleeping is inside wake_.wait() once this is taken
+    wake_.notify_all();
+  }
   take_parts(0);
-  // Finished when every part is done and no worker that joined is still inside take_parts(). Workers that have not
-  // woken up yet are not waited for: when they do, the parts are gone and they go back to sleep.
-  auto finished = [&] {
-    return done_.load(std::memory_order_acquire) == parts && active_.load(std::memory_order_acquire) == 0;
-  };
+  // Every part done, then no worker may join any more (close), then none is left inside take_parts(). Workers that
+  // have not woken up by then are not waited for: they find the run closed and go back to waiting.
+  wait_caller([&] { return done_.load() == parts; });
+  state_.fetch_and(~kOpen);
+  wait_caller([&] { return (state_.load(std::memory_order_acquire) & kActiveMask) == 0; });
+}
+
+template <typename Done>
+void WorkerPool::wait_caller(const Done& done) {
   const auto until = std::chrono::steady_clock::now() + kSpin;
-  while (!finished() && std::chrono::steady_clock::now() < until) relax();
-  if (!finished()) {
-    std::unique_lock lock(mu_);
-    finished_.wait(lock, finished);
-  }
+  while (!done() && std::chrono::steady_clock::now() < until) relax();
+  if (done()) return;
+  std::unique_lock lock(mu_);
+  caller_waiting_.store(true);
+  finished_.wait(lock, done);
+  caller_waiting_.store(false);
 }
 
 void WorkerPool::work(size_t participant) {
-  uint64_t seen = 0;
+  uint64_t seen_run = 0, seen_alarm = 0;
+  auto runnable = [&](uint64_t s) { return (s & kOpen) != 0 && (s >> kRunShift) != seen_run; };
   while (true) {
     const auto until = std::chrono::steady_clock::now() + kSpin;
-    while (generation_.load(std::memory_order_acquire) == seen && !stop_.load() &&
-           std::chrono::steady_clock::now() < until)
+    uint64_t s = state_.load(std::memory_order_acquire);
+    while (!runnable(s) && !stop_.load(std::memory_order_relaxed) && std::chrono::steady_clock::now() < until) {
       relax();
-    {
-      std::unique_lock lock(mu_);
-      ++sleeping_;
-      wake_.wait(lock, [&] { return stop_.load() || generation_.load() != seen; });
-      --sleeping_;
-      if (stop_.load()) return;
-      seen = generation_.load();
-      active_.fetch_add(1, std::memory_order_acq_rel);  // joined this run (under the lock: see run())
+      s = state_.load(std::memory_order_acquire);
     }
+    if (stop_.load()) return;
+    if (!runnable(s)) {
+      std::unique_lock lock(mu_);
+      sleeping_.fetch_add(1);
+      wake_.wait(lock, [&] { return stop_.load() || runnable(state_.load()) || alarm_ != seen_alarm; });
+      sleeping_.fetch_sub(1);
+      seen_alarm = alarm_;
+      continue;  // poll again (woken ahead of an inference, or a run is open)
+    }
+    // Join: one more active worker, only while this run is still open (else look again).
+    if (!state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel)) continue;
+    seen_run = s >> kRunShift;
     take_parts(participant);
-    if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      std::lock_guard lock(mu_);  // the caller is either polling or waiting with this lock released
+    state_.fetch_sub(1, std::memory_order_acq_rel);
+    if (caller_waiting_.load()) {
+      std::lock_guard lock(mu_);  // the caller is inside finished_.wait() once this is taken
       finished_.notify_one();
     }
   }

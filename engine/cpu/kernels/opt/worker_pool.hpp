@@ -1,11 +1,18 @@
 // aisrv CPU engine, optimised kernels — the worker pool of one kernel backend: `threads - 1` threads started with
-// the backend (never per inference) plus the calling thread. run() hands out the parts of one operator through an
-// atomic counter and returns when all are done, without waiting for workers that have not woken up by then (the
-// caller takes the parts itself; a late worker finds none left). Between operators a worker polls for the next run
-// for a short, bounded time (kSpin: the operators of one inference follow each other within microseconds, and a
-// condition variable's wake-up costs more than a small operator), then sleeps on a condition variable — an idle
-// engine uses no processor time. A part knows which participant runs it (0 = the caller), so a kernel can give each
-// participant its own scratch.
+// the backend (never per inference) plus the calling thread. run() gives each participant one contiguous range of
+// the operator's parts; a participant works through its own range, then takes what is left of the others' (so a
+// participant held up elsewhere does not hold up the operator), and run() returns when all are done, without waiting
+// for workers that have not woken up by then (a late worker finds the run closed). Equal ranges of consecutive
+// operators cover the same rows of a tensor, so each core mostly reads what it wrote itself: with one shared counter
+// every tensor ended up spread over both cores' caches, and the parts of mobilenet_v2 took a third longer on two cores
+// than on one. The hand-over takes no lock: one atomic word holds the run's id, whether it is open, and how many
+// workers are inside it (a worker joins with a compare-and-swap; the caller closes the run, waits until none is
+// inside, and only then writes the next run). Between operators a worker polls for the next run for a short,
+// bounded time (kSpin: the operators of one inference follow each other within microseconds, and a condition
+// variable's wake-up costs more than a small operator), then sleeps on a condition variable — an idle engine uses no
+// processor time; begin_inference() wakes sleeping workers, so they poll by the time the first operator is handed
+// out. A part knows which participant runs it (0 = the caller), so a kernel can give each participant its own
+// scratch.
 // Whether a run is handed out at all is decided from measured time (measure = true, the engine's setting): runs are
 // grouped by their shape (work, parts) — the operators of a model with equal shapes cost the same —, and for each
 // shape the first kTrials runs alternate between the caller alone and all participants, timed; from then on the
@@ -29,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -110,16 +118,33 @@ class WorkerPool {
   std::chrono::steady_clock::time_point model_t0_;
   std::unordered_map<std::pair<uint64_t, size_t>, Choice, ShapeHash> choices_;  // used by the caller's thread only
   std::vector<std::thread> workers_;
-  std::mutex mu_;
+  std::mutex mu_;                          // only for sleeping and waking (the hand-over itself takes no lock)
   std::condition_variable wake_, finished_;
-  std::atomic<uint64_t> generation_{0};  // bumped (under mu_) for every run()
   std::atomic<bool> stop_{false};
-  size_t sleeping_ = 0;                   // workers waiting on wake_; guarded by mu_
-  std::atomic<size_t> active_{0};         // workers that joined a run and may still take one of its parts
-  // The current run; written under mu_ while no worker is active, read by the active workers.
+  std::atomic<size_t> sleeping_{0};        // workers inside (or entering) wake_.wait()
+  std::atomic<bool> caller_waiting_{false}; // the caller is inside (or entering) finished_.wait()
+  uint64_t alarm_ = 0;                     // bumped to wake the workers ahead of an inference; guarded by mu_
+  // The hand-over, one word: the id of the current run, whether it is open (workers may join it), and how many
+  // workers are inside it. A worker joins with a compare-and-swap that fails once the run is closed; the caller
+  // changes the run's fields only after closing it and seeing no worker inside.
+  static constexpr uint64_t kActiveMask = 0xFFFF, kOpen = uint64_t{1} << 16;
+  static constexpr int kRunShift = 17;
+  std::atomic<uint64_t> state_{0};
+  uint64_t run_id_ = 0;                    // the caller's count of runs
+  template <typename Done>
+  void wait_caller(const Done& done);      // polls for kSpin, then waits on finished_
+  // The current run; written by the caller while it is closed and empty, read by the workers inside it.
   const Part* fn_ = nullptr;
-  size_t parts_ = 0;
-  std::atomic<size_t> next_{0};           // the next part to hand out
+  // The parts of the current run in one contiguous range per participant, each with the next part to hand out of
+  // it: a participant works through its own range, then takes what is left of the others'. Equal ranges of
+  // consecutive operators cover the same rows of a tensor, so a participant mostly reads what it wrote itself, from
+  // its own core's cache (a shared counter scattered every tensor over both cores' caches: the parts of a run took a
+  // third longer on two cores than on one).
+  struct alignas(64) Range {
+    std::atomic<size_t> next{0};
+    size_t end = 0;
+  };
+  std::unique_ptr<Range[]> ranges_;
   std::atomic<size_t> done_{0};           // parts finished
 };
 
