@@ -152,13 +152,13 @@ bool run_model(BenchCase& mc, const Options& opt) {
   const auto model = test::read_file(test::testdata_path(mc.model));
   // [0] kernels=opt as selected at run time, [1] kernels=ref, then the lower SIMD levels of opt.
   std::vector<Measured> m;
-  m.push_back({"", make_kernel_backend("opt"), nullptr, {}, {}, {}});
-  m.push_back({"", make_kernel_backend("ref"), nullptr, {}, {}, {}});
+  m.push_back({"", make_kernel_backend("opt"), nullptr, {}, {}, {}, {}});
+  m.push_back({"", make_kernel_backend("ref"), nullptr, {}, {}, {}, {}});
   for (SimdLevel level : available_simd_levels())
-    if (level != detect_simd_level()) m.push_back({"", make_optimized_kernel_backend(level), nullptr, {}, {}, {}});
+    if (level != detect_simd_level()) m.push_back({"", make_optimized_kernel_backend(level), nullptr, {}, {}, {}, {}});
   // kernels=opt on the worker pool (threads=2), against [0] (threads=1)
   const size_t threaded = m.size();
-  m.push_back({"", make_optimized_kernel_backend(detect_simd_level(), opt.threads), nullptr, {}, {}, {}});
+  m.push_back({"", make_optimized_kernel_backend(detect_simd_level(), opt.threads), nullptr, {}, {}, {}, {}});
   // Each backend gets its own load of the model (its arena plan, scratch and prepared data), as the engine runs it.
   for (Measured& x : m) {
     x.label = x.backend->description();

@@ -1335,10 +1335,11 @@ TEST_CASE("the worker pool runs every part exactly once when its workers sleep b
 }
 
 TEST_CASE("the worker pool gives each participant its own contiguous range of parts first") {
-  // Two participants, four parts of 20 ms (waits): the caller starts with parts 0 and 1, the worker with 2 and 3 —
+  // Two participants, four parts of 50 ms (waits): the caller starts with parts 0 and 1, the worker with 2 and 3 —
   // the same rows of a tensor for the same core from operator to operator. With one shared counter the worker would
-  // take part 1 next to the caller's 0. A worker later than 40 ms finds its range taken and runs nothing, which
-  // the check allows; over three runs it must have run something.
+  // take part 1 next to the caller's 0. A worker later than 100 ms finds its range taken and runs nothing, which
+  // the check allows; over three runs it must have run something. (Part 1 could reach the worker only if the caller
+  // stalled for 50 ms between its two parts.)
   opt::WorkerPool pool(2, 0);
   int worker_parts = 0;
   for (int run = 0; run < 3; ++run) {
@@ -1346,7 +1347,7 @@ TEST_CASE("the worker pool gives each participant its own contiguous range of pa
     for (auto& b : by) b = -1;
     pool.run(4, [&](size_t part, size_t participant) {
       by[part] = static_cast<int>(participant);
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     });
     CHECK(by[0].load() == 0);
     CHECK(by[1].load() == 0);
