@@ -259,6 +259,38 @@ void pack_flat(const DepthwiseConv2DParams& p, const FlatPlan& f, std::span<uint
   }
 }
 
+// The input rows output row `oy` reads, one per filter row, into row_of: a row outside the input reads `zero_row`,
+// a row cached in a slot (tags[s] = the input row slot s holds) that slot, and the others are converted
+// (convert(iy, slot)) into slots no row of this output row uses — there are filter_h slots, so one is always free.
+// Shared by the flat and the blocked drivers, whose rows differ only in layout.
+template <typename Convert>
+void cached_input_rows(const DepthwiseConv2DParams& p, int16_t* rows, size_t row_elements, size_t slots,
+                       const int16_t* zero_row, int64_t* tags, int32_t oy, const int16_t** row_of,
+                       const Convert& convert) {
+  const auto fh = static_cast<size_t>(p.filter_shape.h);
+  bool locked[kMaxFilterRows] = {};
+  auto input_row = [&](size_t fy) { return oy * p.stride_h - p.padding.top + static_cast<int32_t>(fy) * p.dilation_h; };
+  for (size_t fy = 0; fy < fh; ++fy) {
+    const int32_t iy = input_row(fy);
+    row_of[fy] = iy < 0 || iy >= p.input_shape.h ? zero_row : nullptr;
+    for (size_t s = 0; s < slots && !row_of[fy]; ++s)
+      if (tags[s] == iy) {
+        row_of[fy] = rows + s * row_elements;
+        locked[s] = true;
+      }
+  }
+  for (size_t fy = 0; fy < fh; ++fy) {
+    if (row_of[fy]) continue;
+    size_t s = 0;
+    while (locked[s]) ++s;
+    int16_t* slot = rows + s * row_elements;
+    convert(input_row(fy), slot);
+    tags[s] = input_row(fy);
+    locked[s] = true;
+    row_of[fy] = slot;
+  }
+}
+
 template <typename T>
 void run_flat_rows(const DepthwiseConv2DParams& p, const FlatPlan& f, uint8_t* scratch, size_t first, size_t end) {
   const Dims4 &is = p.input_shape, &fs = p.filter_shape, &os = p.output_shape;
@@ -308,27 +340,8 @@ void run_flat_rows(const DepthwiseConv2DParams& p, const FlatPlan& f, uint8_t* s
     const auto oy = static_cast<int32_t>(index % out_h);
     if (index == first || oy == 0) std::fill(tags, tags + f.slots, int64_t{-1});  // a new image: nothing cached
     const int16_t* row_of[kMaxFilterRows];
-    bool locked[kMaxFilterRows] = {};
-    auto input_row = [&](size_t fy) { return oy * p.stride_h - p.padding.top + static_cast<int32_t>(fy) * p.dilation_h; };
-    for (size_t fy = 0; fy < fh; ++fy) {
-      const int32_t iy = input_row(fy);
-      row_of[fy] = iy < 0 || iy >= is.h ? zero_row : nullptr;
-      for (size_t s = 0; s < f.slots && !row_of[fy]; ++s)
-        if (tags[s] == iy) {
-          row_of[fy] = rows + s * f.row_elements;
-          locked[s] = true;
-        }
-    }
-    for (size_t fy = 0; fy < fh; ++fy) {
-      if (row_of[fy]) continue;
-      size_t s = 0;
-      while (locked[s]) ++s;
-      int16_t* slot = rows + s * f.row_elements;
-      convert(b, input_row(fy), slot);
-      tags[s] = input_row(fy);
-      locked[s] = true;
-      row_of[fy] = slot;
-    }
+    cached_input_rows(p, rows, f.row_elements, f.slots, zero_row, tags, oy, row_of,
+                      [&](int32_t iy, int16_t* slot) { convert(b, iy, slot); });
     for (size_t fy = 0; fy < fh; ++fy)
       for (size_t fx = 0; fx < fw; ++fx)
         taps[fy * fw + fx] = column(row_of[fy], fx * static_cast<size_t>(p.dilation_w));
@@ -344,7 +357,7 @@ template <typename T>
 void run_rows(const DepthwiseConv2DParams& p, const DepthwisePlan& d, const OptKernels& k, uint8_t* scratch,
               size_t first, size_t end) {
   constexpr int u = std::is_unsigned_v<T> ? 1 : 0;
-  const Dims4 &is = p.input_shape, &fs = p.filter_shape, &os = p.output_shape;
+  const Dims4 &fs = p.filter_shape, &os = p.output_shape;
   auto* rows = reinterpret_cast<int16_t*>(scratch);
   int16_t* zero_row = rows + d.slots * d.row_elements();
   auto* accumulators = reinterpret_cast<int32_t*>(zero_row + d.row_elements());
@@ -377,29 +390,9 @@ void run_rows(const DepthwiseConv2DParams& p, const DepthwisePlan& d, const OptK
     const size_t b = index / out_h;
     const auto oy = static_cast<int32_t>(index % out_h);
     if (index == first || oy == 0) std::fill(tags, tags + d.slots, int64_t{-1});  // a new image: nothing cached
-    // The rows this output row reads: rows outside the input read the zero row, cached rows their slot; the
-    // others are converted into slots no row of this output row uses (there are filter_h slots).
     const int16_t* row_of[kMaxFilterRows];
-    bool locked[kMaxFilterRows] = {};
-    auto input_row = [&](size_t fy) { return oy * p.stride_h - p.padding.top + static_cast<int32_t>(fy) * p.dilation_h; };
-    for (size_t fy = 0; fy < fh; ++fy) {
-      const int32_t iy = input_row(fy);
-      row_of[fy] = iy < 0 || iy >= is.h ? zero_row : nullptr;
-      for (size_t s = 0; s < d.slots && !row_of[fy]; ++s)
-        if (tags[s] == iy) {
-          row_of[fy] = rows + s * d.row_elements();
-          locked[s] = true;
-        }
-    }
-    for (size_t fy = 0; fy < fh; ++fy) {
-      if (row_of[fy]) continue;
-      size_t s = 0;
-      while (locked[s]) ++s;
-      convert_row<T>(p, d, k, b, input_row(fy), rows + s * d.row_elements());
-      tags[s] = input_row(fy);
-      locked[s] = true;
-      row_of[fy] = rows + s * d.row_elements();
-    }
+    cached_input_rows(p, rows, d.row_elements(), d.slots, zero_row, tags, oy, row_of,
+                      [&](int32_t iy, int16_t* slot) { convert_row<T>(p, d, k, b, iy, slot); });
     for (size_t fy = 0; fy < fh; ++fy)
       for (size_t fx = 0; fx < static_cast<size_t>(fs.w); ++fx)
         taps[fy * static_cast<size_t>(fs.w) + fx] =
