@@ -28,6 +28,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "avx2_ops.hpp"
+
 #define AISRV_AVX512_DW __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vnni")))
 
 namespace aisrv::engine::cpu::opt {
@@ -72,27 +74,14 @@ AISRV_AVX512_DW inline void finish(__m512i acc_a, __m512i acc_b, const Requant& 
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), bytes);
     return;
   }
-  // No byte-masked store (slow on AMD Zen 4, see vnni_kernels.cpp): fixed-size pieces.
-  alignas(32) uint8_t tmp[32];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(tmp), bytes);
-  int32_t i = 0;
-  if (count & 16) {
-    std::memcpy(out, tmp, 16);
-    i = 16;
+  // No byte-masked store (slow on AMD Zen 4, see vnni_kernels.cpp): store_bytes' fixed-size pieces, per 16 bytes.
+  const __m128i low = _mm256_castsi256_si128(bytes);
+  if (count < 16) {
+    store_bytes(out, low, count);
+    return;
   }
-  if (count & 8) {
-    std::memcpy(out + i, tmp + i, 8);
-    i += 8;
-  }
-  if (count & 4) {
-    std::memcpy(out + i, tmp + i, 4);
-    i += 4;
-  }
-  if (count & 2) {
-    std::memcpy(out + i, tmp + i, 2);
-    i += 2;
-  }
-  if (count & 1) out[i] = tmp[i];
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), low);
+  store_bytes(out + 16, _mm256_extracti128_si256(bytes, 1), count - 16);
 }
 
 AISRV_AVX512_DW inline __m512i load(const int16_t* p) { return _mm512_loadu_si512(p); }
