@@ -6,7 +6,7 @@
 //
 // Requantization (requantize8): the lane-wise formula of fp::requantize —
 //   x << max(shift, 0)                       (wrapping, vpsllvd)
-//   round(x * m / 2^31), ties up             (sign * ((|x| * m + 2^30 - [x < 0]) >> 31); m >= 0; see srdhm)
+//   round(x * m / 2^31), ties up             ((x * m + 2^30) >> 31 in 64 bits; m >= 0; see srdhm)
 //   rounding right shift by max(-shift, 0)   (ties away from zero, as rounding_divide_by_pot)
 //   clamp to [act_min - offset, act_max - offset], + offset   (= clamp(v + offset, act_min, act_max))
 #pragma once
@@ -33,21 +33,18 @@ AISRV_AVX2 inline int32_t load_pair(const int16_t* p) {
 }
 
 // fp::saturating_rounding_doubling_high_mul(a, b) for b >= 0 (b is a requantization multiplier, never INT32_MIN, so
-// the saturating case cannot occur). For a >= 0 the reference value is floor((a*b + 2^30) / 2^31); for a < 0 it
-// truncates (a*b + 1 - 2^30) / 2^31 towards zero, i.e. -floor((|a|*b + 2^30 - 1) / 2^31). Both are computed on the
-// unsigned magnitude in 64-bit lanes (even and odd 32-bit lanes separately), then the sign of a is applied.
+// the saturating case cannot occur). The reference value is floor((a*b + 2^30) / 2^31) for every a: for a*b >= 0
+// that is its formula; for a*b < 0 it truncates (a*b + 1 - 2^30) / 2^31 towards zero, which for a negative
+// numerator is ceil(n / 2^31) = floor((n + 2^31 - 1) / 2^31) = floor((a*b + 2^30) / 2^31). So: the signed 64-bit
+// product (VPMULDQ, even and odd 32-bit lanes separately) plus 2^30, and bits 31..62 of that sum (the result fits
+// in 32 bits, so those bits are it): a logical >> 31 puts them in the even lane's low half, << 1 in the odd lane's
+// high half. Checked against the reference on 2.3e8 pairs (random, edge values, a sweep of a for six multipliers).
 AISRV_AVX2 inline __m256i srdhm(__m256i a, __m256i b) {
-  const __m256i magnitude = _mm256_abs_epi32(a);  // |INT32_MIN| = 2^31 read as unsigned
-  const __m256i negative = _mm256_srli_epi32(a, 31);
   const __m256i half = _mm256_set1_epi64x(int64_t{1} << 30);
-  const __m256i low_mask = _mm256_set1_epi64x(0xFFFFFFFF);
-  const __m256i nudge_even = _mm256_sub_epi64(half, _mm256_and_si256(negative, low_mask));
-  const __m256i nudge_odd = _mm256_sub_epi64(half, _mm256_srli_epi64(negative, 32));
-  const __m256i even = _mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epu32(magnitude, b), nudge_even), 31);
-  const __m256i odd = _mm256_srli_epi64(
-      _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(magnitude, 32), _mm256_srli_epi64(b, 32)), nudge_odd), 31);
-  const __m256i rounded = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
-  return _mm256_sign_epi32(rounded, a);
+  const __m256i even = _mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epi32(a, b), half), 31);
+  const __m256i odd = _mm256_slli_epi64(
+      _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), _mm256_srli_epi64(b, 32)), half), 1);
+  return _mm256_blend_epi32(even, odd, 0xAA);
 }
 
 // fp::rounding_divide_by_pot(x, e) lane-wise, e in [0, 31].

@@ -292,13 +292,15 @@ void cached_input_rows(const DepthwiseConv2DParams& p, int16_t* rows, size_t row
 }
 
 template <typename T>
-void run_flat_rows(const DepthwiseConv2DParams& p, const FlatPlan& f, uint8_t* scratch, size_t first, size_t end) {
+void run_flat_rows(const DepthwiseConv2DParams& p, const FlatPlan& f, uint8_t* scratch, size_t first, size_t end,
+                   RowCursor& cursor, uint64_t invocation) {
   const Dims4 &is = p.input_shape, &fs = p.filter_shape, &os = p.output_shape;
   auto* rows = reinterpret_cast<int16_t*>(scratch);
   int16_t* zero_row = rows + f.slots * f.row_elements;
   auto* taps = reinterpret_cast<const int16_t**>(zero_row + f.row_elements);
   auto* tags = reinterpret_cast<int64_t*>(taps + f.taps);
-  std::memset(zero_row, 0, f.row_elements * sizeof(int16_t));
+  const bool resume = cursor.resumes(invocation, first);
+  if (!resume) std::memset(zero_row, 0, f.row_elements * sizeof(int16_t));
 
   DepthwiseFlatRow r;
   r.taps = taps;
@@ -326,8 +328,9 @@ void run_flat_rows(const DepthwiseConv2DParams& p, const FlatPlan& f, uint8_t* s
     (void)in_row;
 #endif
   };
-  // The padding columns of every slot: zero once (a conversion writes only the input's columns).
-  for (size_t s = 0; s < f.slots; ++s) {
+  // The padding columns of every slot: zero once per operator and participant (a conversion writes only the
+  // input's columns).
+  for (size_t s = 0; s < f.slots && !resume; ++s) {
     int16_t* slot = rows + s * f.row_elements;
     for (size_t X = 0; X < f.left; ++X) std::memset(column(slot, X), 0, C * sizeof(int16_t));
     for (size_t X = f.left + width; X < f.width_padded; ++X) std::memset(column(slot, X), 0, C * sizeof(int16_t));
@@ -338,7 +341,7 @@ void run_flat_rows(const DepthwiseConv2DParams& p, const FlatPlan& f, uint8_t* s
   for (size_t index = first; index < end; ++index) {
     const size_t b = index / out_h;
     const auto oy = static_cast<int32_t>(index % out_h);
-    if (index == first || oy == 0) std::fill(tags, tags + f.slots, int64_t{-1});  // a new image: nothing cached
+    if ((index == first && !resume) || oy == 0) std::fill(tags, tags + f.slots, int64_t{-1});  // nothing cached
     const int16_t* row_of[kMaxFilterRows];
     cached_input_rows(p, rows, f.row_elements, f.slots, zero_row, tags, oy, row_of,
                       [&](int32_t iy, int16_t* slot) { convert(b, iy, slot); });
@@ -350,12 +353,13 @@ void run_flat_rows(const DepthwiseConv2DParams& p, const FlatPlan& f, uint8_t* s
     depthwise_flat_row_avx512(r);
 #endif
   }
+  cursor.stop(invocation, end);
 }
 
 template <typename T>
 // Output rows [first, end) of all batches (row index b * out_h + oy) with the scratch at `scratch`.
 void run_rows(const DepthwiseConv2DParams& p, const DepthwisePlan& d, const OptKernels& k, uint8_t* scratch,
-              size_t first, size_t end) {
+              size_t first, size_t end, RowCursor& cursor, uint64_t invocation) {
   constexpr int u = std::is_unsigned_v<T> ? 1 : 0;
   const Dims4 &fs = p.filter_shape, &os = p.output_shape;
   auto* rows = reinterpret_cast<int16_t*>(scratch);
@@ -363,7 +367,8 @@ void run_rows(const DepthwiseConv2DParams& p, const DepthwisePlan& d, const OptK
   auto* accumulators = reinterpret_cast<int32_t*>(zero_row + d.row_elements());
   auto* taps = reinterpret_cast<const int16_t**>(accumulators + d.channels_padded);
   auto* tags = reinterpret_cast<int64_t*>(taps + d.taps);
-  std::memset(zero_row, 0, d.row_elements() * sizeof(int16_t));
+  const bool resume = cursor.resumes(invocation, first);
+  if (!resume) std::memset(zero_row, 0, d.row_elements() * sizeof(int16_t));
 
   const uint8_t* prepared = p.prepared.data() + kPreparedHeaderBytes;
   DepthwiseRow r;
@@ -389,7 +394,7 @@ void run_rows(const DepthwiseConv2DParams& p, const DepthwisePlan& d, const OptK
   for (size_t index = first; index < end; ++index) {
     const size_t b = index / out_h;
     const auto oy = static_cast<int32_t>(index % out_h);
-    if (index == first || oy == 0) std::fill(tags, tags + d.slots, int64_t{-1});  // a new image: nothing cached
+    if ((index == first && !resume) || oy == 0) std::fill(tags, tags + d.slots, int64_t{-1});  // nothing cached
     const int16_t* row_of[kMaxFilterRows];
     cached_input_rows(p, rows, d.row_elements(), d.slots, zero_row, tags, oy, row_of,
                       [&](int32_t iy, int16_t* slot) { convert_row<T>(p, d, k, b, iy, slot); });
@@ -401,17 +406,18 @@ void run_rows(const DepthwiseConv2DParams& p, const DepthwisePlan& d, const OptK
             ((b * static_cast<size_t>(os.h) + static_cast<size_t>(oy)) * static_cast<size_t>(os.w)) * d.channels;
     k.depthwise_row[u](r);
   }
+  cursor.stop(invocation, end);
 }
 
 // Splits the layer's output rows among the pool's participants; rows(first, end, participant) computes a range.
+// One part per output row: the pool gives each participant a contiguous range of them, so a participant runs its
+// rows in order and keeps its converted input rows from one part to the next (RowCursor); a participant that is
+// done takes single rows from the end of another's range, so a participant held up (another process, a slower or
+// preempted core) holds up the layer by one row at most, and a 7-row layer is not split 3 : 4.
 template <typename Rows>
 void run(const DepthwiseConv2DParams& p, size_t channels, size_t taps, WorkerPool& pool, const Rows& rows_of) {
   const size_t rows = static_cast<size_t>(p.output_shape.n) * static_cast<size_t>(p.output_shape.h);
-  // Up to four ranges of rows per participant, taken as they come, so a participant held up (another process, a
-  // slower core) does not hold up the layer; but each range starts with an empty row cache (its first filter_h rows
-  // converted again), so a range has at least 8 rows where the layer has them (a 14-row layer: one per participant).
-  const size_t per_participant = std::clamp<size_t>(rows / (pool.size() * 8), 1, 4);
-  const size_t parts = std::min(rows, pool.size() == 1 ? size_t{1} : per_participant * pool.size());
+  const size_t parts = pool.size() == 1 ? std::min<size_t>(rows, 1) : rows;
   const uint64_t macs = uint64_t{rows} * static_cast<uint64_t>(p.output_shape.w) * channels * taps;
   pool.run(parts, [&](size_t part, size_t participant) {
     rows_of(rows * part / parts, rows * (part + 1) / parts, participant);
@@ -471,10 +477,12 @@ void OptimizedKernelBackend::depthwise_conv2d(const DepthwiseConv2DParams& p) {
         ReferenceKernelBackend::depthwise_conv2d(p);
         return;
       }
+      const uint64_t invocation = ++row_invocations_;
       opt::run(p, f.channels, f.taps, pool_, [&](size_t first, size_t end, size_t participant) {
         uint8_t* scratch = p.scratch.data() + participant * f.participant_bytes();
-        if (p.dtype == DType::int8) opt::run_flat_rows<int8_t>(p, f, scratch, first, end);
-        else opt::run_flat_rows<uint8_t>(p, f, scratch, first, end);
+        opt::RowCursor& cursor = row_cursors_[participant];
+        if (p.dtype == DType::int8) opt::run_flat_rows<int8_t>(p, f, scratch, first, end, cursor, invocation);
+        else opt::run_flat_rows<uint8_t>(p, f, scratch, first, end, cursor, invocation);
       });
       return;
     }
@@ -488,10 +496,12 @@ void OptimizedKernelBackend::depthwise_conv2d(const DepthwiseConv2DParams& p) {
     ReferenceKernelBackend::depthwise_conv2d(p);
     return;
   }
+  const uint64_t invocation = ++row_invocations_;
   opt::run(p, d.channels, d.taps, pool_, [&](size_t first, size_t end, size_t participant) {
     uint8_t* scratch = p.scratch.data() + participant * d.participant_bytes();
-    if (p.dtype == DType::int8) opt::run_rows<int8_t>(p, d, kernels_, scratch, first, end);
-    else opt::run_rows<uint8_t>(p, d, kernels_, scratch, first, end);
+    opt::RowCursor& cursor = row_cursors_[participant];
+    if (p.dtype == DType::int8) opt::run_rows<int8_t>(p, d, kernels_, scratch, first, end, cursor, invocation);
+    else opt::run_rows<uint8_t>(p, d, kernels_, scratch, first, end, cursor, invocation);
   });
 }
 

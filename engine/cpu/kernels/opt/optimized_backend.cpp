@@ -141,7 +141,8 @@ std::unique_ptr<KernelBackend> make_optimized_kernel_backend(SimdLevel level, si
 
 OptimizedKernelBackend::OptimizedKernelBackend(SimdLevel level, size_t threads, uint64_t min_parallel_work)
     : level_(effective_level(level)),
-      pool_(std::max<size_t>(threads, 1), min_parallel_work, /*measure=*/min_parallel_work > 0) {
+      pool_(std::max<size_t>(threads, 1), min_parallel_work, /*measure=*/min_parallel_work > 0),
+      row_cursors_(std::make_unique<opt::RowCursor[]>(pool_.capacity())) {
   opt::fill_portable_kernels(kernels_);
   if (opt::uses_avx2(level_)) opt::fill_avx2_kernels(kernels_);
   if (level_ == SimdLevel::avx_vnni) opt::fill_avx_vnni_kernels(kernels_);

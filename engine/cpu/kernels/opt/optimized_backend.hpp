@@ -5,12 +5,31 @@
 // level chosen at construction (opt_kernels.hpp).
 #pragma once
 
+#include <memory>
+
 #include "aisrv/engine/cpu/kernel_backend.hpp"
 #include "aisrv/engine/cpu/optimized_backend.hpp"
 #include "opt_kernels.hpp"
 #include "worker_pool.hpp"
 
 namespace aisrv::engine::cpu {
+
+namespace opt {
+// Where a participant's last range of output rows of a DEPTHWISE_CONV_2D invocation ended: a range of the same
+// invocation that starts there continues with the input rows already converted in the participant's scratch; any
+// other range (the first one, a row taken from another participant's range) starts with an empty row cache.
+// Invocation numbers are never reused, so nothing left from an earlier operator or inference can be taken for
+// current.
+struct alignas(64) RowCursor {
+  uint64_t invocation = 0;
+  size_t next = 0;
+  bool resumes(uint64_t inv, size_t first) const { return invocation == inv && next == first; }
+  void stop(uint64_t inv, size_t end) {
+    invocation = inv;
+    next = end;
+  }
+};
+}  // namespace opt
 
 class OptimizedKernelBackend : public ReferenceKernelBackend {
  public:
@@ -56,6 +75,10 @@ class OptimizedKernelBackend : public ReferenceKernelBackend {
   SimdLevel level_;
   opt::OptKernels kernels_;
   opt::WorkerPool pool_;
+  // DEPTHWISE_CONV_2D hands out single output rows; each participant's cursor lets its next row of the same
+  // invocation keep the input rows it converted (depthwise_conv_2d.cpp). Written by its participant only.
+  std::unique_ptr<opt::RowCursor[]> row_cursors_;
+  uint64_t row_invocations_ = 0;  // caller's thread only
 };
 
 // Per-kernel sizing and preparation (conv_2d.cpp, depthwise_conv_2d.cpp, fully_connected.cpp).

@@ -159,21 +159,14 @@ AISRV_AVX_VNNI void fc_vnni_avx(const FcVnniRow& f) {
 // ---- AVX-512: fp::requantize on 16 lanes ----------------------------------------------------------------------------
 // The same steps as requantize8 (avx2_ops.hpp), with opmasks where AVX2 has sign / compare vectors.
 
-// fp::saturating_rounding_doubling_high_mul(a, b) for b >= 0: on |a| in 64-bit lanes (even and odd 32-bit lanes
-// separately), nudge 2^30 (2^30 - 1 for a < 0), >> 31, then the sign of a (see srdhm in avx2_ops.hpp).
+// fp::saturating_rounding_doubling_high_mul(a, b) for b >= 0: bits 31..62 of the signed 64-bit a*b + 2^30, even and
+// odd 32-bit lanes separately (see srdhm in avx2_ops.hpp).
 AISRV_AVX512_VNNI inline __m512i srdhm16(__m512i a, __m512i b) {
-  const __m512i zero = _mm512_setzero_si512();
-  const __m512i magnitude = _mm512_abs_epi32(a);
-  const __m512i negative = _mm512_srli_epi32(a, 31);
   const __m512i half = _mm512_set1_epi64(int64_t{1} << 30);
-  const __m512i low_mask = _mm512_set1_epi64(0xFFFFFFFF);
-  const __m512i nudge_even = _mm512_sub_epi64(half, _mm512_and_si512(negative, low_mask));
-  const __m512i nudge_odd = _mm512_sub_epi64(half, _mm512_srli_epi64(negative, 32));
-  const __m512i even = _mm512_srli_epi64(_mm512_add_epi64(_mm512_mul_epu32(magnitude, b), nudge_even), 31);
-  const __m512i odd = _mm512_srli_epi64(
-      _mm512_add_epi64(_mm512_mul_epu32(_mm512_srli_epi64(magnitude, 32), _mm512_srli_epi64(b, 32)), nudge_odd), 31);
-  const __m512i rounded = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
-  return _mm512_mask_sub_epi32(rounded, _mm512_cmplt_epi32_mask(a, zero), zero, rounded);
+  const __m512i even = _mm512_srli_epi64(_mm512_add_epi64(_mm512_mul_epi32(a, b), half), 31);
+  const __m512i odd = _mm512_slli_epi64(
+      _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(a, 32), _mm512_srli_epi64(b, 32)), half), 1);
+  return _mm512_mask_blend_epi32(0xAAAA, even, odd);
 }
 
 // fp::rounding_divide_by_pot(x, e) lane-wise, e in [0, 31].

@@ -30,15 +30,36 @@ WorkerPool::~WorkerPool() {
   for (auto& t : workers_) t.join();
 }
 
-void WorkerPool::take_parts(size_t participant) {
-  const size_t n = capacity();
-  for (size_t k = 0; k < n; ++k) {  // its own range first, then the others' in turn
-    Range& r = ranges_[(participant + k) % n];
-    for (size_t part = r.next.fetch_add(1); part < r.end; part = r.next.fetch_add(1)) {
-      (*fn_)(part, participant);
-      done_.fetch_add(1);
+bool WorkerPool::Range::claim_front(size_t& part) {
+  uint64_t s = span.load(std::memory_order_relaxed);
+  while (static_cast<uint32_t>(s) < static_cast<uint32_t>(s >> 32))
+    if (span.compare_exchange_weak(s, s + 1, std::memory_order_relaxed)) {
+      part = static_cast<uint32_t>(s);
+      return true;
+    }
+  return false;
+}
+
+bool WorkerPool::Range::claim_back(size_t& part) {
+  uint64_t s = span.load(std::memory_order_relaxed);
+  while (static_cast<uint32_t>(s) < static_cast<uint32_t>(s >> 32)) {
+    const size_t back = static_cast<uint32_t>(s >> 32) - 1;
+    if (span.compare_exchange_weak(s, pack(static_cast<uint32_t>(s), back), std::memory_order_relaxed)) {
+      part = back;
+      return true;
     }
   }
+  return false;
+}
+
+void WorkerPool::take_parts(size_t participant) {
+  const size_t n = capacity();
+  size_t finished = 0, part = 0;  // counted once at the end: a shared counter bumped per part crosses cores each time
+  for (Range& own = ranges_[participant]; own.claim_front(part); ++finished) (*fn_)(part, participant);
+  for (size_t k = 1; k < n; ++k) {  // then the others' in turn, from their back ends
+    for (Range& r = ranges_[(participant + k) % n]; r.claim_back(part); ++finished) (*fn_)(part, participant);
+  }
+  done_.fetch_add(finished);
 }
 
 bool WorkerPool::Choice::parallel(double gain) const {
@@ -124,7 +145,7 @@ void WorkerPool::run(size_t parts, const Part& fn, uint64_t work) {
     for (size_t part = 0; part < parts; ++part) fn(part, 0);
   };
   if (!workers_.empty() && parts > 1 && work >= min_work_) model_candidate_ = true;
-  if (workers_.empty() || parts == 1 || work < min_work_ || !model_parallel_) {
+  if (workers_.empty() || parts == 1 || work < min_work_ || !model_parallel_ || parts >= (size_t{1} << 32)) {
     inline_run();
     return;
   }
@@ -159,8 +180,7 @@ void WorkerPool::run_parallel(size_t parts, const Part& fn) {
   fn_ = &fn;
   const size_t n = capacity();
   for (size_t i = 0; i < n; ++i) {
-    ranges_[i].next.store(i * parts / n, std::memory_order_relaxed);
-    ranges_[i].end = (i + 1) * parts / n;
+    ranges_[i].span.store(Range::pack(i * parts / n, (i + 1) * parts / n), std::memory_order_relaxed);
   }
   done_.store(0, std::memory_order_relaxed);
   state_.store((++run_id_ << kRunShift) | kOpen);  // publishes the fields above to the workers that join
