@@ -1356,6 +1356,33 @@ TEST_CASE("the worker pool gives each participant its own contiguous range of pa
   CHECK(worker_parts > 0);
 }
 
+TEST_CASE("the worker pool's participants take what is left of another's range from its back end") {
+  // Two participants, eight parts; a part the worker runs waits 30 ms, one the caller runs is instant. The caller
+  // runs its own range [0, 4) in order, then takes the worker's parts from the back end (7, 6, 5, ...), leaving the
+  // worker the front of its range in order: state a kernel carries from one part to the next (the depthwise row
+  // cache) stays with the owner. Taking from the front, the caller would run 5, 6, 7 after the worker's 4. The
+  // caller takes nothing of the worker's only if it stalled for the worker's four parts (120 ms); over three runs
+  // it must have taken some. (Not measuring: every run is handed out.)
+  opt::WorkerPool pool(2, 0, /*measure=*/false);
+  size_t taken = 0;
+  for (int run = 0; run < 3; ++run) {
+    std::vector<size_t> caller_order;  // the caller's thread only
+    std::vector<std::atomic<int>> ran(8);
+    pool.run(8, [&](size_t part, size_t participant) {
+      ran[part].fetch_add(1);
+      if (participant == 0) caller_order.push_back(part);
+      else std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    });
+    for (auto& r : ran) CHECK(r.load() == 1);
+    size_t own = 0;  // the caller's own parts come first, in order (all four unless it stalled for 120 ms)
+    while (own < caller_order.size() && caller_order[own] == own) ++own;
+    CHECK(own <= 4);
+    for (size_t i = own; i < caller_order.size(); ++i) CHECK(caller_order[i] == 7 - (i - own));  // 7, 6, 5, 4
+    taken += caller_order.size() - own;
+  }
+  CHECK(taken > 0);
+}
+
 TEST_CASE("the worker pool hands out a run shape only where measurement shows a second participant pays") {
   opt::WorkerPool pool(2, 1000);  // measuring, as the engine runs it
   std::atomic<int> elsewhere{0};
