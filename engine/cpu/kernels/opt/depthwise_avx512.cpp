@@ -2,15 +2,13 @@
 // depthwise_avx512.hpp for the layout): per block of 32 int16 lanes and pair of taps, vpunpck[lh]wd of the two taps'
 // inputs and VPDPWSSD with the pattern's weight pairs (exact modulo 2^32, like vpmaddwd + vpaddd; the loader proves
 // the reference's sum fits int32, so the lane holds it), the accumulators starting at the bias. 3x3 filters run with
-// the five weight pairs of a pattern in registers. Requantization is fp::requantize's formula on 16 lanes:
-//   x << left; the rounding doubling high multiply as floor((x * m + 2^30) / 2^31) on the 64-bit signed products
-//   (for m >= 0 this equals the reference's nudge-and-truncate form: ab >= 0 gives floor((ab + 2^30) / 2^31), and
-//   ab < 0 gives trunc((ab + 1 - 2^30) / 2^31) = floor((ab + 1 - 2^30 + 2^31 - 1) / 2^31), the same; a, m never both
-//   INT32_MIN since m >= 0), whose low 32 bits are bits 31..62 of the sum — no absolute values or sign fix-ups;
-//   then the rounding right shift (remainder against mask / 2 + sign) with per-lane constants made at prepare.
-//   The two 16-lane halves are packed with signed saturation to int16 (vpackssdw: per 128-bit lane A's four then B's four values, i.e. the flat order), the output offset added with saturation and clamped on 32
-//   int16 lanes, and narrowed with vpmovwb. Saturation never changes a result: a value beyond the int16 range stays
-//   beyond the clamp range [-128, 255] after an offset in [-256, 256], as the unsaturated one does.
+// the five weight pairs of a pattern in registers. Requantization is fp::requantize's formula on 16 lanes: x << left,
+// the rounding doubling high multiply (srdhm16, avx512_ops.hpp, with the odd lanes' multipliers made at prepare),
+// then the rounding right shift (remainder against mask / 2 + sign) with per-lane constants made at prepare. The two
+// 16-lane halves are packed with signed saturation to int16 (vpackssdw: per 128-bit lane A's four then B's four
+// values, i.e. the flat order), the output offset added with saturation and clamped on 32 int16 lanes, and narrowed
+// with vpmovwb. Saturation never changes a result: a value beyond the int16 range stays beyond the clamp range
+// [-128, 255] after an offset in [-256, 256], as the unsaturated one does.
 // The function attributes carry the targets (the file is compiled with the baseline flags), as in vnni_kernels.cpp;
 // everything but the two entry points has internal linkage.
 #include "depthwise_avx512.hpp"
@@ -29,6 +27,7 @@
 #include <cstring>
 
 #include "avx2_ops.hpp"
+#include "avx512_ops.hpp"
 
 #define AISRV_AVX512_DW __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vnni")))
 
@@ -48,11 +47,7 @@ AISRV_AVX512_DW inline Requant load_requant(const int32_t* c) {
 
 // fp::multiply_by_quantized_multiplier lane-wise (see the file comment).
 AISRV_AVX512_DW inline __m512i requantize(__m512i acc, const Requant& q) {
-  const __m512i half = _mm512_set1_epi64(int64_t{1} << 30);
-  const __m512i x = _mm512_sllv_epi32(acc, q.left);
-  const __m512i even = _mm512_add_epi64(_mm512_mul_epi32(x, q.multiplier), half);
-  const __m512i odd = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), q.multiplier_odd), half);
-  const __m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 31), _mm512_slli_epi64(odd, 1));
+  const __m512i h = srdhm16(_mm512_sllv_epi32(acc, q.left), q.multiplier, q.multiplier_odd);
   const __m512i remainder = _mm512_and_si512(h, q.mask);
   const __m512i threshold = _mm512_add_epi32(q.threshold, _mm512_srli_epi32(h, 31));
   const __m512i shifted = _mm512_srav_epi32(h, q.right);

@@ -37,6 +37,7 @@
 #include <cstring>
 
 #include "avx2_ops.hpp"
+#include "avx512_ops.hpp"
 #include "scalar_ops.hpp"
 
 #define AISRV_AVX_VNNI __attribute__((target("avx2,avxvnni")))
@@ -158,16 +159,6 @@ AISRV_AVX_VNNI void fc_vnni_avx(const FcVnniRow& f) {
 
 // ---- AVX-512: fp::requantize on 16 lanes ----------------------------------------------------------------------------
 // The same steps as requantize8 (avx2_ops.hpp), with opmasks where AVX2 has sign / compare vectors.
-
-// fp::saturating_rounding_doubling_high_mul(a, b) for b >= 0: bits 31..62 of the signed 64-bit a*b + 2^30, even and
-// odd 32-bit lanes separately (see srdhm in avx2_ops.hpp).
-AISRV_AVX512_VNNI inline __m512i srdhm16(__m512i a, __m512i b) {
-  const __m512i half = _mm512_set1_epi64(int64_t{1} << 30);
-  const __m512i even = _mm512_srli_epi64(_mm512_add_epi64(_mm512_mul_epi32(a, b), half), 31);
-  const __m512i odd = _mm512_slli_epi64(
-      _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(a, 32), _mm512_srli_epi64(b, 32)), half), 1);
-  return _mm512_mask_blend_epi32(0xAAAA, even, odd);
-}
 
 // fp::rounding_divide_by_pot(x, e) lane-wise, e in [0, 31].
 AISRV_AVX512_VNNI inline __m512i rdbpot16(__m512i x, __m512i e) {

@@ -1,8 +1,8 @@
 // aisrv CPU engine, optimised kernels — the worker pool of one kernel backend: `threads - 1` threads started with
 // the backend (never per inference) plus the calling thread. run() gives each participant one contiguous range of
 // the operator's parts; a participant works through its own range, then takes what is left of the others' from
-// their back ends (so a participant held up elsewhere does not hold up the operator), and run() returns when all are done, without waiting
-// for workers that have not woken up by then (a late worker finds the run closed). Equal ranges of consecutive
+// their back ends (so a participant held up elsewhere does not hold up the operator), and run() returns when all
+// are done, without waiting for workers that have not woken up by then (a late worker finds the run closed). Equal ranges of consecutive
 // operators cover the same rows of a tensor, so each core mostly reads what it wrote itself: with one shared counter
 // every tensor ended up spread over both cores' caches, and the parts of mobilenet_v2 took a third longer on two cores
 // than on one. The hand-over takes no lock: one atomic word holds the run's id, whether it is open, and how many
@@ -66,10 +66,9 @@ class WorkerPool {
   // Whether a run of this much work could be handed out at all now (else a kernel may take its one-thread path).
   bool may_hand_out(uint64_t work) const { return size() > 1 && work >= min_work_; }
 
-  // Runs fn(part, participant) for every part in [0, parts) (parts < 2^32); returns when every part has finished.
-  // Called from one
-  // thread at a time (the engine's); with one participant, one part, or `work` (multiply-accumulates, or another
-  // measure of the same size) below the pool's minimum, runs inline on the caller.
+  // Runs fn(part, participant) for every part in [0, parts); returns when every part has finished. Called from one
+  // thread at a time (the engine's); with one participant, one part, 2^32 parts or more, or `work`
+  // (multiply-accumulates, or another measure of the same size) below the pool's minimum, runs inline on the caller.
   void run(size_t parts, const Part& fn, uint64_t work = UINT64_MAX);
 
   // Less work than this is not worth handing out (a hand-over costs about a microsecond).
@@ -136,13 +135,10 @@ class WorkerPool {
   void wait_caller(const Done& done);      // polls for kSpin, then waits on finished_
   // The current run; written by the caller while it is closed and empty, read by the workers inside it.
   const Part* fn_ = nullptr;
-  // The parts of the current run in one contiguous range per participant: a participant works through its own range
-  // from the front, then takes what is left of the others' from their back ends, one part at a time. Equal ranges of
-  // consecutive operators cover the same rows of a tensor, so a participant mostly reads what it wrote itself, from
-  // its own core's cache (a shared counter scattered every tensor over both cores' caches: the parts of a run took a
-  // third longer on two cores than on one); taking from the back leaves the owner its next parts in order (a kernel
-  // may carry state from one part to the next, as the depthwise row cache does). Front and back share one word,
-  // each end moved by a compare-and-swap, so a part is claimed exactly once.
+  // The parts of the current run in one contiguous range per participant (why: the file comment). The owner takes
+  // its range from the front, the others take from the back, so the owner runs its parts in order (a kernel may
+  // carry state from one part to the next, as the depthwise row cache does). Front and back share one word, each
+  // end moved by a compare-and-swap, so a part is claimed exactly once.
   struct alignas(64) Range {
     std::atomic<uint64_t> span{0};  // front | back << 32: the unclaimed parts are [front, back)
     static constexpr uint64_t pack(size_t front, size_t back) { return uint64_t{front} | uint64_t{back} << 32; }
