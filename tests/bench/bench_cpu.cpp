@@ -6,7 +6,8 @@
 // every lower SIMD level of the optimised backend this processor runs (portable C++ — what a processor without AVX2
 // runs —, AVX2, AVX-VNNI, ...) against the same baseline, each level against the AVX2 level
 // (cpu_MODEL_latency_median_opt_LEVEL_vs_avx2), and kernels=opt on 2 threads (--threads) against kernels=opt on one
-// (after a warm-up that lets the worker pool settle its per-operator and per-model choices, in pairs of the two).
+// (after a warm-up that lets the worker pool settle its per-operator and per-model choices, in pairs of the two;
+// the same pairs also split by the core-to-core round trip probed before them, _cores_near / _cores_far).
 // Beside ours it prints TensorFlow Lite Micro's own reference-kernel latency on this kind of machine — a constant
 // copied from ../shared/testdata/expected/EXPECTED.md, labelled as such, not measured here.
 //
@@ -30,6 +31,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -37,6 +39,7 @@
 #include "aisrv/engine/cpu/kernel_backend.hpp"
 #include "aisrv/engine/cpu/optimized_backend.hpp"
 #include "bench_report.hpp"
+#include "core_round_trip.hpp"
 #include "interpreter.hpp"
 #include "model_cases.hpp"
 #include "testdata.hpp"
@@ -263,9 +266,19 @@ bool run_model(BenchCase& mc, const Options& opt) {
       invoke(m[threaded], false);
       invoke(m[0], false);
     }
-    std::vector<double> one, many, ratio;
-    double spent = 0;
+    // Each pair is labelled with the core-to-core round trip of a pinned probe (core_round_trip.hpp) taken at most
+    // 20 ms before it, after 1 ms without inferences (the pool's workers stop polling after 200 us): the host moves
+    // the vCPUs between cores that share a cache and cores that do not, and the speed-up follows.
+    std::vector<double> one, many, ratio, round_trip;
+    double spent = 0, probed = 0;
+    auto last_probe = Clock::now() - std::chrono::seconds(1);
     for (size_t pair = 0; pair < 100000; ++pair) {
+      if (opt.threads > 1 && Clock::now() - last_probe > std::chrono::milliseconds(20)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        probed = bench::core_round_trip_ns().value_or(0);
+        last_probe = Clock::now();
+      }
+      round_trip.push_back(probed);
       const bool threaded_first = pair % 2 == 0;
       const double a = invoke(m[threaded_first ? threaded : 0], false, opt.layers);
       const double b = invoke(m[threaded_first ? 0 : threaded], false, opt.layers);
@@ -283,6 +296,28 @@ bool run_model(BenchCase& mc, const Options& opt) {
                 "round-robin runs (the pool's trials included) %.4f vs %.4f %s\n",
                 name.c_str(), opt.threads, ratio.size(), kSteadyWarmup, bench::percentile(ratio, 0.1),
                 bench::percentile(ratio, 0.9), median(m[threaded].ms) * scale, f * scale, unit.c_str());
+    // The same pairs by the probe: "near" (round trip at or below kNearRoundTripNs, the vCPUs share a cache) and
+    // "far"; a class with fewer than 5 pairs is not reported.
+    size_t counted[2] = {0, 0};
+    for (int far = 0; far < 2; ++far) {
+      std::vector<double> o, k, q;
+      for (size_t i = 0; i < ratio.size(); ++i)
+        if (round_trip[i] > 0 && (round_trip[i] > bench::kNearRoundTripNs) == (far == 1)) {
+          o.push_back(one[i]);
+          k.push_back(many[i]);
+          q.push_back(ratio[i]);
+        }
+      counted[far] = q.size();
+      if (q.size() >= 5)
+        bench::report("cpu_" + name + "_latency_median_threads" + std::to_string(opt.threads) +
+                          (far ? "_cores_far" : "_cores_near"),
+                      median(k) * scale, unit, "threads=1", median(o) * scale, unit, median(q));
+    }
+    if (counted[0] + counted[1] > 0)
+      std::printf("info cpu_%s_threads%zu: core-to-core round trip before the pairs p10 %.0f median %.0f p90 %.0f ns; "
+                  "%zu pairs at or below %.0f ns (cores_near: the vCPUs share a cache), %zu above (cores_far)\n",
+                  name.c_str(), opt.threads, bench::percentile(round_trip, 0.1), bench::percentile(round_trip, 0.5),
+                  bench::percentile(round_trip, 0.9), counted[0], bench::kNearRoundTripNs, counted[1]);
   }
   // Every level against ref, and against the AVX2 level where that runs here (the best level is m[0]).
   auto level_of = [](const Measured& x) {

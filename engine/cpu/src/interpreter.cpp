@@ -411,6 +411,7 @@ Result<std::vector<LayerTime>> Interpreter::invoke(KernelBackend& primary, Kerne
         return make_error(checked_run.error().code, "operator {} ({}), kernels={}: {}", i, op.op_name,
                           checker->name(), checked_run.error().message);
     }
+    primary.begin_operator(i);
     const auto t0 = std::chrono::steady_clock::now();
     const Result<void> run = run_kernel(primary, op.params);
     const auto t1 = std::chrono::steady_clock::now();

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <functional>
 #include <type_traits>
+#include <utility>
 #if defined(__x86_64__) && defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -51,8 +52,9 @@ struct ConvPlan {
   size_t depth = 0, depth_padded = 0;  // K, Kp (even; a multiple of 16 for dot)
   size_t blocks = 0;                   // 16-channel blocks per group
   size_t pixels = 0;                   // output pixels over all batches
-  size_t tile_rows = 0;                // multiple of kGemmRows
-  size_t tiles = 0;                    // per group
+  size_t row_blocks = 0;               // output pixels in blocks of kGemmRows (the last may be partial)
+  size_t tile_rows = 0;                // rows of the largest tile (a multiple of kGemmRows)
+  size_t tiles = 0;                    // per group; tile t holds the row blocks [t * row_blocks / tiles, ...)
   size_t chunks = 1;                   // ranges of channel blocks a tile is split into, none empty
   size_t per_chunk = 0;                // channel blocks per range (the last may hold fewer)
   size_t block_bytes = 0;              // packed weights + bias + multiplier + shift of one block
@@ -68,6 +70,10 @@ struct ConvPlan {
            (layout == GemmLayout::vnni ? round_up(tile_rows * sizeof(int32_t), 64) : 0);
   }
   size_t scratch_bytes() const { return fits ? participants * tile_bytes() : 0; }
+  // Output pixels [first, end) of tile t: whole row blocks, tiles differing by one block at most.
+  std::pair<size_t, size_t> tile_span(size_t t) const {
+    return {t * row_blocks / tiles * kGemmRows, std::min((t + 1) * row_blocks / tiles * kGemmRows, pixels)};
+  }
 };
 
 ConvPlan plan_conv(const Conv2DParams& p, size_t participants, GemmLayout layout) {
@@ -84,13 +90,17 @@ ConvPlan plan_conv(const Conv2DParams& p, size_t participants, GemmLayout layout
   c.depth_padded = round_up(std::max<size_t>(c.depth, 1), layout == GemmLayout::vnni ? 4 : c.bytes ? 16 : 2);
   c.blocks = (static_cast<size_t>(c.group_out) + kGemmCols - 1) / kGemmCols;
   c.pixels = static_cast<size_t>(os.n) * static_cast<size_t>(os.h) * static_cast<size_t>(os.w);
-  // Rows per tile: a multiple of kGemmRows (the last GEMM block of a tile may hold zero rows), >= kGemmRows.
+  // Tiles: the fewest whose im2col rows fit kTileBytes (at most kMaxTileRows, at least one GEMM block); with
+  // several participants at least 4 each where the layer allows, and a multiple of their number, so that equal
+  // ranges of tiles are equal work (7 tiles of a 14x14 layer split 3 : 4 left one participant idle for a seventh of
+  // the layer). The row blocks are dealt out evenly: tiles differ by one block at most.
   const size_t fit = kTileBytes / (c.depth_padded * c.element);
-  c.tile_rows = std::min({fit, kMaxTileRows, round_up(std::max<size_t>(c.pixels, 1), kGemmRows)});
-  if (c.participants > 1)  // enough tiles for every participant: at least 4 each where the layer allows
-    c.tile_rows = std::min(c.tile_rows, round_up((c.pixels + 4 * c.participants - 1) / (4 * c.participants), kGemmRows));
-  c.tile_rows = std::max<size_t>(c.tile_rows / kGemmRows * kGemmRows, kGemmRows);
-  c.tiles = (c.pixels + c.tile_rows - 1) / c.tile_rows;
+  const size_t max_rows = std::max<size_t>(std::min(fit, kMaxTileRows) / kGemmRows * kGemmRows, kGemmRows);
+  c.row_blocks = (std::max<size_t>(c.pixels, 1) + kGemmRows - 1) / kGemmRows;
+  c.tiles = (c.row_blocks * kGemmRows + max_rows - 1) / max_rows;
+  if (c.participants > 1)
+    c.tiles = std::min(round_up(std::max(c.tiles, 4 * c.participants), c.participants), c.row_blocks);
+  c.tile_rows = (c.row_blocks + c.tiles - 1) / c.tiles * kGemmRows;
   const size_t items = static_cast<size_t>(std::max(c.groups, 1)) * c.tiles;
   if (c.participants > 1 && items < 2 * c.participants)  // few tiles: split the channel blocks as well
     c.chunks = std::min(c.blocks, (2 * c.participants + items - 1) / items);
@@ -100,7 +110,8 @@ ConvPlan plan_conv(const Conv2DParams& p, size_t participants, GemmLayout layout
   c.block_bytes = c.weights_bytes() + 3 * kGemmCols * sizeof(int32_t);
   const long double prepared = static_cast<long double>(c.groups) * c.blocks * c.block_bytes;
   const long double scratch = static_cast<long double>(c.tile_rows) * c.depth_padded * c.element;
-  c.fits = c.groups >= 1 && c.group_out >= 1 && prepared < kMaxKernelBytes && scratch < kMaxKernelBytes;
+  c.fits = c.groups >= 1 && c.group_out >= 1 && prepared < kMaxKernelBytes && scratch < kMaxKernelBytes &&
+           c.row_blocks < (size_t{1} << 31);  // tile_span's products stay far from overflow
   return c;
 }
 
@@ -377,8 +388,8 @@ void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, WorkerPo
     gb.act_min = p.act_min;
     gb.act_max = p.act_max;
     gb.out_stride = out_c;
-    const size_t m0 = tile_index * c.tile_rows;
-    const size_t rows = std::min(c.tile_rows, c.pixels - m0);
+    const auto [m0, m_end] = c.tile_span(tile_index);
+    const size_t rows = m_end - m0;
     const size_t padded_rows = round_up(rows, kGemmRows);
     if (c.bytes) im2col_bytes(p, c, g, m0, rows, tile8);
     else im2col<T>(p, c, k, g, m0, rows, tile);

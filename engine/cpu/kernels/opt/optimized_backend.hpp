@@ -47,6 +47,7 @@ class OptimizedKernelBackend : public ReferenceKernelBackend {
   size_t threads() const { return pool_.capacity(); }
   void begin_invoke(const void* model) override { pool_.begin_inference(model); }
   void end_invoke(bool completed) override { pool_.end_inference(completed); }
+  void begin_operator(size_t index) override { pool_.begin_operator(index); }
 
   size_t scratch_bytes(const OpParams& op) const override;
   size_t prepared_bytes(const OpParams& op) const override;

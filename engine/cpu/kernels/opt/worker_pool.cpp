@@ -17,7 +17,8 @@ inline void relax() {
 
 WorkerPool::WorkerPool(size_t threads, uint64_t min_parallel_work, bool measure)
     : min_work_(min_parallel_work), measure_(measure) {
-  ranges_ = std::make_unique<Range[]>(std::max<size_t>(threads, 1));
+  threads = std::clamp<size_t>(threads, 1, kMaxWorkers + 1);
+  ranges_ = std::make_unique<Range[]>(threads);
   for (size_t i = 1; i < threads; ++i) workers_.emplace_back([this, i] { work(i); });
 }
 
@@ -52,14 +53,14 @@ bool WorkerPool::Range::claim_back(size_t& part) {
   return false;
 }
 
-void WorkerPool::take_parts(size_t participant) {
+size_t WorkerPool::take_parts(size_t participant) {
   const size_t n = capacity();
   size_t finished = 0, part = 0;  // counted once at the end: a shared counter bumped per part crosses cores each time
   for (Range& own = ranges_[participant]; own.claim_front(part); ++finished) (*fn_)(part, participant);
   for (size_t k = 1; k < n; ++k) {  // then the others' in turn, from their back ends
     for (Range& r = ranges_[(participant + k) % n]; r.claim_back(part); ++finished) (*fn_)(part, participant);
   }
-  done_.fetch_add(finished);
+  return finished;
 }
 
 bool WorkerPool::Choice::parallel(double gain) const {
@@ -74,13 +75,14 @@ bool WorkerPool::Choice::parallel(double gain) const {
 bool WorkerPool::hands_out(uint64_t work, size_t parts) const {
   if (workers_.empty() || parts <= 1 || work < min_work_ || !model_parallel_) return false;
   if (!measure_) return true;
-  const auto it = choices_.find({work, parts});
+  const auto it = choices_.find(key(work, parts));
   return it != choices_.end() && it->second.single_runs >= kTrials && it->second.multi_runs >= kTrials &&
          it->second.parallel();
 }
 
 void WorkerPool::begin_inference(const void* model) {
   if (workers_.empty() || !measure_) return;  // nothing to choose, or every run handed out (tests)
+  operator_ = 0;
   if (model != model_) {
     model_ = model;
     model_runs_ = 0;
@@ -153,7 +155,8 @@ void WorkerPool::run(size_t parts, const Part& fn, uint64_t work) {
     run_parallel(parts, fn);
     return;
   }
-  Choice& c = choices_[{work, parts}];
+  if (choices_.size() >= kMaxChoices) choices_.clear();
+  Choice& c = choices_[key(work, parts)];
   bool parallel;
   if (c.single_runs < kTrials || c.multi_runs < kTrials) {
     parallel = c.multi_runs < c.single_runs;  // alternate, the caller alone first
@@ -182,18 +185,22 @@ void WorkerPool::run_parallel(size_t parts, const Part& fn) {
   for (size_t i = 0; i < n; ++i) {
     ranges_[i].span.store(Range::pack(i * parts / n, (i + 1) * parts / n), std::memory_order_relaxed);
   }
-  done_.store(0, std::memory_order_relaxed);
   state_.store((++run_id_ << kRunShift) | kOpen);  // publishes the fields above to the workers that join
   if (sleeping_.load() > 0) {
     { std::lock_guard lock(mu_); }  // a worker counted as sleeping is inside wake_.wait() once this is taken
     wake_.notify_all();
   }
-  take_parts(0);
-  // Every part done, then no worker may join any more (close), then none is left inside take_parts(). Workers that
-  // have not woken up by then are not waited for: they find the run closed and go back to waiting.
-  wait_caller([&] { return done_.load() == parts; });
-  state_.fetch_and(~kOpen);
-  wait_caller([&] { return (state_.load(std::memory_order_acquire) & kActiveMask) == 0; });
+  const size_t by_workers = parts - take_parts(0);
+  // Every part done and no worker inside take_parts(), then closed in the same step, so none may join any more.
+  // Workers that have not woken up by then are not waited for: they find the run closed and go back to waiting.
+  for (uint64_t s = state_.load(std::memory_order_acquire);;) {
+    const auto ended = [&](uint64_t v) { return (v & kDoneMask) == by_workers && (v & kActiveMask) == 0; };
+    if (!ended(s)) {
+      wait_caller([&] { return ended(state_.load(std::memory_order_acquire)); });
+      s = state_.load(std::memory_order_acquire);
+    }
+    if (state_.compare_exchange_weak(s, s & ~kOpen, std::memory_order_acq_rel)) return;
+  }
 }
 
 template <typename Done>
@@ -227,10 +234,10 @@ void WorkerPool::work(size_t participant) {
       continue;  // poll again (woken ahead of an inference, or a run is open)
     }
     // Join: one more active worker, only while this run is still open (else look again).
-    if (!state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel)) continue;
+    if (!state_.compare_exchange_weak(s, s + kActiveOne, std::memory_order_acq_rel)) continue;
     seen_run = s >> kRunShift;
-    take_parts(participant);
-    state_.fetch_sub(1, std::memory_order_acq_rel);
+    const size_t finished = take_parts(participant);
+    state_.fetch_add(finished - kActiveOne, std::memory_order_acq_rel);  // leave: parts added, one worker less
     if (caller_waiting_.load()) {
       std::lock_guard lock(mu_);  // the caller is inside finished_.wait() once this is taken
       finished_.notify_one();

@@ -1,26 +1,28 @@
-// aisrv CPU engine, optimised kernels — the worker pool of one kernel backend: `threads - 1` threads started with
-// the backend (never per inference) plus the calling thread. run() gives each participant one contiguous range of
-// the operator's parts; a participant works through its own range, then takes what is left of the others' from
-// their back ends (so a participant held up elsewhere does not hold up the operator), and run() returns when all
-// are done, without waiting for workers that have not woken up by then (a late worker finds the run closed). Equal ranges of consecutive
+// aisrv CPU engine, optimised kernels — the worker pool of one kernel backend: `threads - 1` threads started with the
+// backend (never per inference) plus the calling thread. run() gives each participant one contiguous range of the
+// operator's parts; a participant works through its own range, then takes what is left of the others' from their back
+// ends (so a participant held up elsewhere does not hold up the operator), and run() returns when all are done, without
+// waiting for workers that have not woken up by then (a late worker finds the run closed). Equal ranges of consecutive
 // operators cover the same rows of a tensor, so each core mostly reads what it wrote itself: with one shared counter
 // every tensor ended up spread over both cores' caches, and the parts of mobilenet_v2 took a third longer on two cores
-// than on one. The hand-over takes no lock: one atomic word holds the run's id, whether it is open, and how many
-// workers are inside it (a worker joins with a compare-and-swap; the caller closes the run, waits until none is
-// inside, and only then writes the next run). Between operators a worker polls for the next run for a short,
-// bounded time (kSpin: the operators of one inference follow each other within microseconds, and a condition
-// variable's wake-up costs more than a small operator), then sleeps on a condition variable — an idle engine uses no
-// processor time; begin_inference() wakes sleeping workers, so they poll by the time the first operator is handed
-// out. A part knows which participant runs it (0 = the caller), so a kernel can give each participant its own
-// scratch.
-// Whether a run is handed out at all is decided from measured time (measure = true, the engine's setting): runs are
-// grouped by their shape (work, parts) — the operators of a model with equal shapes cost the same —, and for each
-// shape the first kTrials runs alternate between the caller alone and all participants, timed; from then on the
-// faster way is used, and every kRetrial-th run times the other way again (the last kTrials times of each way are
-// kept, and their minimum compared), so a change of load moves the choice. A hand-over costs a wake-up of a sleeping
-// worker (tens of microseconds on a virtual machine) where the operators are spread apart, and next to nothing
-// between back-to-back operators; no constant threshold gets both right, a measurement does. The results are the
-// same either way (every kernel is bit-exact on any number of participants).
+// than on one. The hand-over takes no lock: one atomic word holds the run's id, whether it is open, how many workers
+// are inside it and how many parts they finished (a worker joins with a compare-and-swap and leaves with one addition;
+// the caller closes the run with a compare-and-swap once every part is done and none is inside, and only then writes
+// the next run). Between operators a worker polls for the next run for a short, bounded time (kSpin: the operators of
+// one inference follow each other within microseconds, and a condition variable's wake-up costs more than a small
+// operator), then sleeps on a condition variable — an idle engine uses no processor time; begin_inference() wakes
+// sleeping workers, so they poll by the time the first operator is handed out. A part knows which participant runs it
+// (0 = the caller), so a kernel can give each participant its own scratch.
+// Whether a run is handed out at all is decided from measured time (measure = true, the engine's setting), for each
+// operator of a model on its own (begin_operator names it; its runs are told apart by work and parts): equal work
+// is not equal cost — in mobilenet_v2 a 56x56 expansion (24 -> 144 channels) and the projection back have the same
+// multiply-accumulates and parts but not the same time, and one choice for both kept all three such layers on the
+// caller. A run's first kTrials times alternate between the caller alone and all participants, timed; from then on
+// the faster way is used, and every kRetrial-th run times the other way again (the last kTrials times of each way
+// are kept, and their minimum compared), so a change of load moves the choice. A hand-over costs a wake-up of a
+// sleeping worker (tens of microseconds on a virtual machine) where the operators are spread apart, and next to
+// nothing between back-to-back operators; no constant threshold gets both right, a measurement does. The results are
+// the same either way (every kernel is bit-exact on any number of participants).
 // The same is decided per model, on whole inferences (begin_inference / end_inference around each): faster operators
 // do not make a faster model when the wake-ups, a worker polling next to the caller and the smaller tiles cost more
 // than the operators gain (small models). After kModelWarmup inferences that let the operator choices settle, the
@@ -73,11 +75,16 @@ class WorkerPool {
 
   // Less work than this is not worth handing out (a hand-over costs about a microsecond).
   static constexpr uint64_t kMinParallelWork = 64 * 1024;
+  static constexpr size_t kMaxWorkers = 126;  // threads - 1 at most (the constructor clamps)
   static constexpr uint32_t kTrials = 3;     // timed runs of each way before choosing
   static constexpr uint32_t kRetrial = 64;   // then one timed run of the other way in this many
 
-  // Whether runs of this shape are currently handed out (measure mode; for tests and the benchmark's breakdown).
+  // Whether runs of this shape, of the current operator, are currently handed out (measure mode; for tests).
   bool hands_out(uint64_t work, size_t parts) const;
+  // The operator whose runs follow (its index in the model of the current inference; 0 until named).
+  void begin_operator(size_t index) { operator_ = index; }
+  // Choices kept at most (a server loading and unloading models would otherwise grow them); past it they start over.
+  static constexpr size_t kMaxChoices = size_t{1} << 14;
 
   // Around one inference of `model` (any pointer naming it; a new one starts the per-model measurement afresh).
   // Without these calls every inference may hand out work. `completed` false (an error, a cancellation): not timed.
@@ -97,26 +104,38 @@ class WorkerPool {
     uint32_t single_runs = 0, multi_runs = 0, since_trial = 0;
     bool parallel(double gain = 0) const;              // all participants faster by more than `gain` so far
   };
-  struct ShapeHash {
-    size_t operator()(const std::pair<uint64_t, size_t>& k) const {
-      return std::hash<uint64_t>()(k.first * 0x9E3779B97F4A7C15ULL ^ k.second);
+  // One run of one operator of one model.
+  struct RunKey {
+    const void* model = nullptr;
+    size_t op = 0;
+    uint64_t work = 0;
+    size_t parts = 0;
+    bool operator==(const RunKey&) const = default;
+  };
+  struct RunKeyHash {
+    size_t operator()(const RunKey& k) const {
+      uint64_t h = reinterpret_cast<uintptr_t>(k.model);
+      for (uint64_t v : {uint64_t{k.op}, k.work, uint64_t{k.parts}}) h = (h ^ v) * 0x9E3779B97F4A7C15ULL;
+      return static_cast<size_t>(h ^ (h >> 29));
     }
   };
+  RunKey key(uint64_t work, size_t parts) const { return {model_, operator_, work, parts}; }
   void run_parallel(size_t parts, const Part& fn);
   void work(size_t participant);
-  void take_parts(size_t participant);
+  size_t take_parts(size_t participant);  // returns the parts it ran
 
   uint64_t min_work_;
   bool measure_;
   // Per-model choice (caller's thread only).
   const void* model_ = nullptr;
+  size_t operator_ = 0;        // the current operator of model_
   uint32_t model_runs_ = 0;    // inferences of model_ begun
   Choice model_choice_;
   bool model_parallel_ = true; // this inference may hand out work
   bool model_timed_ = false;   // this inference is a trial (warm-up ones are not)
   bool model_candidate_ = false;  // a run of this model could be handed out (else nothing to decide)
   std::chrono::steady_clock::time_point model_t0_;
-  std::unordered_map<std::pair<uint64_t, size_t>, Choice, ShapeHash> choices_;  // used by the caller's thread only
+  std::unordered_map<RunKey, Choice, RunKeyHash> choices_;  // used by the caller's thread only
   std::vector<std::thread> workers_;
   std::mutex mu_;                          // only for sleeping and waking (the hand-over itself takes no lock)
   std::condition_variable wake_, finished_;
@@ -124,17 +143,23 @@ class WorkerPool {
   std::atomic<size_t> sleeping_{0};        // workers inside (or entering) wake_.wait()
   std::atomic<bool> caller_waiting_{false}; // the caller is inside (or entering) finished_.wait()
   uint64_t alarm_ = 0;                     // bumped to wake the workers ahead of an inference; guarded by mu_
-  // The hand-over, one word: the id of the current run, whether it is open (workers may join it), and how many
-  // workers are inside it. A worker joins with a compare-and-swap that fails once the run is closed; the caller
-  // changes the run's fields only after closing it and seeing no worker inside.
-  static constexpr uint64_t kActiveMask = 0xFFFF, kOpen = uint64_t{1} << 16;
-  static constexpr int kRunShift = 17;
-  std::atomic<uint64_t> state_{0};
+  // The hand-over, one word: the id of the current run (24 bits, compared for equality only), whether it is open
+  // (workers may join it), how many workers are inside it, and how many parts they have finished. A worker joins
+  // with a compare-and-swap that fails once the run is closed, and leaves with one addition (its finished parts,
+  // one worker less); the caller closes the run with a compare-and-swap that succeeds only when every part is done
+  // and no worker is inside, and changes the run's fields only then. One word, so the end of a run is one cache-line
+  // transfer to the caller and back, not one per counter.
+  static constexpr uint64_t kDoneMask = 0xFFFFFFFF, kActiveOne = uint64_t{1} << 32, kActiveMask = uint64_t{0x7F} << 32,
+                            kOpen = uint64_t{1} << 39;
+  static constexpr int kRunShift = 40;
+  static_assert(kMaxWorkers < 0x7F, "the active count has 7 bits");
+  alignas(64) std::atomic<uint64_t> state_{0};
+  // The current run, in the same cache line as state_; written by the caller while it is closed and empty, read by
+  // the workers inside it.
+  const Part* fn_ = nullptr;
   uint64_t run_id_ = 0;                    // the caller's count of runs
   template <typename Done>
   void wait_caller(const Done& done);      // polls for kSpin, then waits on finished_
-  // The current run; written by the caller while it is closed and empty, read by the workers inside it.
-  const Part* fn_ = nullptr;
   // The parts of the current run in one contiguous range per participant (why: the file comment). The owner takes
   // its range from the front, the others take from the back, so the owner runs its parts in order (a kernel may
   // carry state from one part to the next, as the depthwise row cache does). Front and back share one word, each
@@ -147,7 +172,6 @@ class WorkerPool {
     bool claim_back(size_t& part);
   };
   std::unique_ptr<Range[]> ranges_;
-  std::atomic<size_t> done_{0};           // parts finished
 };
 
 }  // namespace aisrv::engine::cpu::opt

@@ -54,6 +54,9 @@ class KernelBackend {
   // optimised one whether its worker threads pay for this model at all, from measured inference times.
   virtual void begin_invoke(const void* model) {}
   virtual void end_invoke(bool completed) {}
+  // Before each operator of that inference runs, its index in the model: a backend may keep per-operator choices
+  // (the optimised one whether handing an operator's parts to its workers pays, from measured times).
+  virtual void begin_operator(size_t index) {}
 
   virtual void conv2d(const Conv2DParams& p) = 0;
   virtual void depthwise_conv2d(const DepthwiseConv2DParams& p) = 0;
