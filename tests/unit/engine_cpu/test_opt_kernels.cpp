@@ -1405,6 +1405,25 @@ TEST_CASE("the worker pool hands out a run shape only where measurement shows a 
   CHECK(always.hands_out(5000, 2));
 }
 
+TEST_CASE("the worker pool compares the two ways in pairs: a host that slows down does not flip its choice") {
+  // An operator whose two parts wait 3 ms each, so two participants halve its time; after the trials every wait is
+  // three times longer, as when the host slows a vCPU down for minutes. Compared with the best of each way's last
+  // times, the slow runs on two participants (9 ms) lost to the caller-alone times of before the slow-down (6 ms) and
+  // the operator went to the caller; compared in pairs (a retrial and the run before it) they are still twice as fast.
+  opt::WorkerPool pool(2, 1000);
+  int scale = 1;
+  auto op = [&] {
+    pool.run(2, [&](size_t, size_t) { std::this_thread::sleep_for(std::chrono::milliseconds(3 * scale)); }, 7000);
+  };
+  for (int i = 0; i < 8; ++i) op();
+  REQUIRE(pool.hands_out(7000, 2));
+  scale = 3;
+  for (int i = 0; i < 10; ++i) {
+    op();
+    CHECK(pool.hands_out(7000, 2));
+  }
+}
+
 TEST_CASE("the worker pool decides per operator: equal work and parts do not share a choice") {
   // Two operators of one model with the same work and parts (as a 56x56 expansion and the projection back in
   // mobilenet_v2): one whose parts wait 3 ms each, so a second participant halves its time, and one with trivial

@@ -63,21 +63,33 @@ size_t WorkerPool::take_parts(size_t participant) {
   return finished;
 }
 
+void WorkerPool::Choice::record(bool multi, double ns, uint64_t seq) {
+  if (last_seq != 0 && seq == last_seq + 1 && multi != last_multi && ns > 0 && last_ns > 0) {
+    ratio[ratios % kTrials] = multi ? ns / last_ns : last_ns / ns;
+    if (++ratios >= 1000 * kTrials) ratios -= 999 * kTrials;  // past the trials only the ring position matters
+  }
+  last_ns = ns;
+  last_multi = multi;
+  last_seq = seq;
+  if (multi) multi_runs = std::min<uint32_t>(multi_runs + 1, kTrials);
+  else single_runs = std::min<uint32_t>(single_runs + 1, kTrials);
+}
+
 bool WorkerPool::Choice::parallel(double gain) const {
-  auto best = [](const double* t, uint32_t runs) {
-    double m = 0;
-    for (uint32_t i = 0; i < std::min(runs, kTrials); ++i) m = i == 0 ? t[i] : std::min(m, t[i]);
-    return m;
-  };
-  return best(multi, multi_runs) < best(single, single_runs) * (1.0 - gain);
+  const uint32_t n = std::min(ratios, kTrials);
+  if (n == 0) return false;
+  double r[kTrials];
+  std::copy(ratio, ratio + n, r);
+  for (uint32_t i = 1; i < n; ++i)  // insertion sort of at most kTrials values
+    for (uint32_t j = i; j > 0 && r[j] < r[j - 1]; --j) std::swap(r[j], r[j - 1]);
+  return r[n / 2] < 1.0 - gain;
 }
 
 bool WorkerPool::hands_out(uint64_t work, size_t parts) const {
   if (workers_.empty() || parts <= 1 || work < min_work_ || !model_parallel_) return false;
   if (!measure_) return true;
   const auto it = choices_.find(key(work, parts));
-  return it != choices_.end() && it->second.single_runs >= kTrials && it->second.multi_runs >= kTrials &&
-         it->second.parallel();
+  return it != choices_.end() && it->second.decided() && it->second.parallel();
 }
 
 void WorkerPool::begin_inference(const void* model) {
@@ -101,9 +113,9 @@ void WorkerPool::begin_inference(const void* model) {
   if (model_runs_ <= kModelWarmup) {
     model_timed_ = false;
     model_parallel_ = true;  // the operators' own trials first
-  } else if (c.single_runs < kTrials || c.multi_runs < kTrials) {
+  } else if (!c.decided()) {
     model_timed_ = true;
-    model_parallel_ = c.multi_runs <= c.single_runs;  // alternate, operators as chosen first
+    model_parallel_ = c.next_trial_multi(true);  // alternate, operators as chosen first
   } else {
     // Decided: untimed (two clock reads are a real share of a 2 µs model), except that every kModelRetrial-th
     // inference times the chosen way and the next one the other way, so a change of load can move the choice.
@@ -134,11 +146,8 @@ void WorkerPool::end_inference(bool completed) {
   if (!completed) return;
   const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - model_t0_).count();
   Choice& c = model_choice_;
-  if (model_parallel_) c.multi[c.multi_runs++ % kTrials] = ns;
-  else c.single[c.single_runs++ % kTrials] = ns;
-  if (c.single_runs >= 1000 * kTrials) c.single_runs -= 999 * kTrials;
-  if (c.multi_runs >= 1000 * kTrials) c.multi_runs -= 999 * kTrials;
-  model_parallel_ = c.single_runs < kTrials || c.multi_runs < kTrials || c.parallel(kModelGain);  // the next one's
+  c.record(model_parallel_, ns, model_runs_);
+  model_parallel_ = !c.decided() || c.parallel(kModelGain);  // the next one's
 }
 
 void WorkerPool::run(size_t parts, const Part& fn, uint64_t work) {
@@ -158,8 +167,8 @@ void WorkerPool::run(size_t parts, const Part& fn, uint64_t work) {
   if (choices_.size() >= kMaxChoices) choices_.clear();
   Choice& c = choices_[key(work, parts)];
   bool parallel;
-  if (c.single_runs < kTrials || c.multi_runs < kTrials) {
-    parallel = c.multi_runs < c.single_runs;  // alternate, the caller alone first
+  if (!c.decided()) {
+    parallel = c.next_trial_multi(false);  // alternate, the caller alone first
   } else {
     parallel = c.parallel();
     if (++c.since_trial >= kRetrial) {  // time the other way once
@@ -171,11 +180,7 @@ void WorkerPool::run(size_t parts, const Part& fn, uint64_t work) {
   if (parallel) run_parallel(parts, fn);
   else inline_run();
   const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
-  if (parallel) c.multi[c.multi_runs++ % kTrials] = ns;
-  else c.single[c.single_runs++ % kTrials] = ns;
-  // keep the counters from wrapping: past the trials only the ring position matters
-  if (c.single_runs >= 1000 * kTrials) c.single_runs -= 999 * kTrials;
-  if (c.multi_runs >= 1000 * kTrials) c.multi_runs -= 999 * kTrials;
+  c.record(parallel, ns, ++c.runs);
 }
 
 void WorkerPool::run_parallel(size_t parts, const Part& fn) {

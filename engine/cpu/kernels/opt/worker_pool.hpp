@@ -17,9 +17,10 @@
 // operator of a model on its own (begin_operator names it; its runs are told apart by work and parts): equal work
 // is not equal cost — in mobilenet_v2 a 56x56 expansion (24 -> 144 channels) and the projection back have the same
 // multiply-accumulates and parts but not the same time, and one choice for both kept all three such layers on the
-// caller. A run's first kTrials times alternate between the caller alone and all participants, timed; from then on
-// the faster way is used, and every kRetrial-th run times the other way again (the last kTrials times of each way
-// are kept, and their minimum compared), so a change of load moves the choice. A hand-over costs a wake-up of a
+// caller. A run's first kTrials times each alternate between the caller alone and all participants, timed; from then
+// on the faster way is used, and every kRetrial-th run times the other way again, so a change of load moves the
+// choice. "Faster" compares pairs (Choice): a timed run and the one just before it when that ran the other way, the
+// median ratio of the last kTrials pairs. A hand-over costs a wake-up of a
 // sleeping worker (tens of microseconds on a virtual machine) where the operators are spread apart, and next to
 // nothing between back-to-back operators; no constant threshold gets both right, a measurement does. The results are
 // the same either way (every kernel is bit-exact on any number of participants).
@@ -27,8 +28,8 @@
 // do not make a faster model when the wake-ups, a worker polling next to the caller and the smaller tiles cost more
 // than the operators gain (small models). After kModelWarmup inferences that let the operator choices settle, the
 // next ones alternate between "operators as chosen" and "every operator on the caller" (workers asleep), kTrials
-// each, timed; the faster way is used, untimed, and every kModelRetrial-th inference times it and the next one the
-// other way again. A model none of whose runs could be handed out (hello_world, the LSTMs) is not timed at all: two
+// each, timed; the faster way (pairs of consecutive inferences, as above) is used, untimed, and every
+// kModelRetrial-th inference times it and the next one the other way again. A model none of whose runs could be handed out (hello_world, the LSTMs) is not timed at all: two
 // clock reads would be its cost.
 #pragma once
 
@@ -99,10 +100,26 @@ class WorkerPool {
   static constexpr double kModelGain = 0.03;
 
  private:
+  // The times of one operator's (or one model's) runs, compared in pairs: a run of one way and the run just before
+  // it of the other way (for an operator, its previous run; for a model, the previous inference). A host that slows
+  // a vCPU down for minutes slows both runs of a pair alike, where comparing the best of each way's last few times
+  // (until 2026-11-28) compared times from different minutes.
   struct Choice {
-    double single[kTrials] = {}, multi[kTrials] = {};  // the last times of each way, ns (0: none yet)
-    uint32_t single_runs = 0, multi_runs = 0, since_trial = 0;
-    bool parallel(double gain = 0) const;              // all participants faster by more than `gain` so far
+    double last_ns = 0;          // the latest timed run
+    bool last_multi = false;     // its way
+    uint64_t last_seq = 0;       // its number (0: none yet)
+    double ratio[kTrials] = {};  // multi / single of the latest kTrials pairs
+    uint32_t ratios = 0, single_runs = 0, multi_runs = 0, since_trial = 0;  // runs counted up to kTrials
+    uint64_t runs = 0;           // an operator's runs (its run numbers)
+    // A timed run of run number `seq` (consecutive runs have consecutive numbers).
+    void record(bool multi, double ns, uint64_t seq);
+    bool decided() const { return single_runs >= kTrials && multi_runs >= kTrials && ratios >= kTrials; }
+    // The way of the next trial run while undecided: the ways alternate, `multi_first` says which starts.
+    bool next_trial_multi(bool multi_first) const {
+      if (multi_runs != single_runs) return multi_runs < single_runs;
+      return multi_runs == 0 ? multi_first : !last_multi;
+    }
+    bool parallel(double gain = 0) const;  // the median pair has all participants faster by more than `gain`
   };
   // One run of one operator of one model.
   struct RunKey {
