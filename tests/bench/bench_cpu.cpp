@@ -271,9 +271,10 @@ bool run_model(BenchCase& mc, const Options& opt) {
     // the vCPUs between cores that share a cache and cores that do not, and the speed-up follows.
     std::vector<double> one, many, ratio, round_trip;
     double spent = 0, probed = 0;
+    const bool probe = opt.threads > 1 && bench::core_round_trip_ns(0, 1, 1).has_value();  // processors 0 and 1 here
     auto last_probe = Clock::now() - std::chrono::seconds(1);
     for (size_t pair = 0; pair < 100000; ++pair) {
-      if (opt.threads > 1 && Clock::now() - last_probe > std::chrono::milliseconds(20)) {
+      if (probe && Clock::now() - last_probe > std::chrono::milliseconds(20)) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
         probed = bench::core_round_trip_ns().value_or(0);
         last_probe = Clock::now();
