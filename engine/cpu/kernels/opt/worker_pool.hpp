@@ -14,23 +14,23 @@
 // sleeping workers, so they poll by the time the first operator is handed out. A part knows which participant runs it
 // (0 = the caller), so a kernel can give each participant its own scratch.
 // Whether a run is handed out at all is decided from measured time (measure = true, the engine's setting), for each
-// operator of a model on its own (begin_operator names it; its runs are told apart by work and parts): equal work
-// is not equal cost — in mobilenet_v2 a 56x56 expansion (24 -> 144 channels) and the projection back have the same
+// operator of a model on its own (begin_operator names it; its runs are told apart by work and parts): equal work is
+// not equal cost — in mobilenet_v2 a 56x56 expansion (24 -> 144 channels) and the projection back have the same
 // multiply-accumulates and parts but not the same time, and one choice for both kept all three such layers on the
-// caller. A run's first kTrials times each alternate between the caller alone and all participants, timed; from then
-// on the faster way is used, and every kRetrial-th run times the other way again, so a change of load moves the
-// choice. "Faster" compares pairs (Choice): a timed run and the one just before it when that ran the other way, the
-// median ratio of the last kTrials pairs. A hand-over costs a wake-up of a
-// sleeping worker (tens of microseconds on a virtual machine) where the operators are spread apart, and next to
-// nothing between back-to-back operators; no constant threshold gets both right, a measurement does. The results are
-// the same either way (every kernel is bit-exact on any number of participants).
-// The same is decided per model, on whole inferences (begin_inference / end_inference around each): faster operators
-// do not make a faster model when the wake-ups, a worker polling next to the caller and the smaller tiles cost more
-// than the operators gain (small models). After kModelWarmup inferences that let the operator choices settle, the
-// next ones alternate between "operators as chosen" and "every operator on the caller" (workers asleep), kTrials
-// each, timed; the faster way (pairs of consecutive inferences, as above) is used, untimed, and every
-// kModelRetrial-th inference times it and the next one the other way again. A model none of whose runs could be handed out (hello_world, the LSTMs) is not timed at all: two
-// clock reads would be its cost.
+// caller. A run's first kTrials times each alternate between the caller alone and all participants, timed; from then on
+// the faster way is used, and every kRetrial-th run times the other way again, so a change of load moves the choice.
+// "Faster" compares pairs (Choice): a timed run and the one just before it when that ran the other way, the median
+// ratio of the last kTrials pairs. A hand-over costs a wake-up of a sleeping worker (tens of microseconds on a virtual
+// machine) where the operators are spread apart, and next to nothing between back-to-back operators; no constant
+// threshold gets both right, a measurement does. The results are the same either way (every kernel is bit-exact on any
+// number of participants).
+// The same is decided per model, on whole inferences (begin_inference / end_inference around each): faster operators do
+// not make a faster model when the wake-ups, a worker polling next to the caller and the smaller tiles cost more than
+// the operators gain (small models). After kModelWarmup inferences that let the operator choices settle, the next ones
+// alternate between "operators as chosen" and "every operator on the caller" (workers asleep), kTrials each, timed; the
+// faster way (pairs of consecutive inferences, as above) is used, untimed, and every kModelRetrial-th inference times
+// it and the next one the other way again. A model none of whose runs could be handed out (hello_world, the LSTMs) is
+// not timed at all: two clock reads would be its cost.
 #pragma once
 
 #include <atomic>
