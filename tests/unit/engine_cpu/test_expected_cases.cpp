@@ -132,12 +132,13 @@ TEST_CASE("every expected case is bit-exact with the optimised backend on 2 and 
     REQUIRE((*backend)->threads() == threads);
     INFO("threads=" << threads);
     // As the engine runs: the worker pool measures, per operator shape and then per model, whether the workers pay
-    // (worker_pool.hpp) — 16 inferences take the small models through both ways of the model-level trial
-    // (7 warm-up, 3 + 3 timed), so the outputs are checked with work handed out and with every operator on the
-    // caller (and its plans for one participant). The 300 M-MAC networks run once (ASan time).
+    // (worker_pool.hpp) — 20 inferences take the small models through both ways of the model-level trial
+    // (13 warm-up, then each way twice in turn: the 15th and 16th on the caller), so the outputs are checked with
+    // work handed out and with every operator on the caller (and its plans for one participant). The 300 M-MAC
+    // networks run once (ASan time).
     for (const Case& c : cases)
       run_case(**backend, c, models,
-               std::filesystem::file_size(aisrv::test::testdata_path(c.model)) > 2'000'000 ? 1 : 16);
+               std::filesystem::file_size(aisrv::test::testdata_path(c.model)) > 2'000'000 ? 1 : 20);
   }
 }
 

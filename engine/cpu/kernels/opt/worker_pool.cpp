@@ -63,16 +63,30 @@ size_t WorkerPool::take_parts(size_t participant) {
   return finished;
 }
 
-void WorkerPool::Choice::record(bool multi, double ns, uint64_t seq) {
-  if (last_seq != 0 && seq == last_seq + 1 && multi != last_multi && ns > 0 && last_ns > 0) {
-    ratio[ratios % kTrials] = multi ? ns / last_ns : last_ns / ns;
+bool WorkerPool::Choice::record(bool multi, double ns, uint64_t seq) {
+  const bool cold = !has_prev || prev_multi != multi;
+  has_prev = true;
+  prev_multi = multi;
+  prev_cold = cold;
+  if (cold || ns <= 0) return false;
+  bool paired = false;
+  if (last_seq != 0 && seq > last_seq && seq - last_seq <= 2 && multi != last_multi && last_ns > 0) {
+    latest = multi ? ns / last_ns : last_ns / ns;
+    ratio[ratios % kTrials] = latest;
     if (++ratios >= 1000 * kTrials) ratios -= 999 * kTrials;  // past the trials only the ring position matters
+    paired = true;
   }
   last_ns = ns;
   last_multi = multi;
   last_seq = seq;
   if (multi) multi_runs = std::min<uint32_t>(multi_runs + 1, kTrials);
   else single_runs = std::min<uint32_t>(single_runs + 1, kTrials);
+  return paired;
+}
+
+void WorkerPool::Choice::back_off(bool paired, bool was_parallel, double gain, uint32_t first) {
+  const bool agrees = paired && (latest < 1.0 - gain) == was_parallel && parallel(gain) == was_parallel;
+  every = agrees ? std::min(2 * every, kMaxRetrial) : first;
 }
 
 bool WorkerPool::Choice::parallel(double gain) const {
@@ -92,6 +106,11 @@ bool WorkerPool::hands_out(uint64_t work, size_t parts) const {
   return it != choices_.end() && it->second.decided() && it->second.parallel();
 }
 
+uint32_t WorkerPool::retrial_interval(uint64_t work, size_t parts) const {
+  const auto it = choices_.find(key(work, parts));
+  return it != choices_.end() && it->second.decided() ? std::max(it->second.every, kRetrial) : 0;
+}
+
 void WorkerPool::begin_inference(const void* model) {
   if (workers_.empty() || !measure_) return;  // nothing to choose, or every run handed out (tests)
   operator_ = 0;
@@ -105,10 +124,12 @@ void WorkerPool::begin_inference(const void* model) {
   // per model: while it runs on the caller alone, kernels planned for one participant may not ask the pool at all.)
   if (model_runs_ > 0 && !model_candidate_) {
     model_timed_ = false;
+    model_counted_ = false;
     model_parallel_ = true;
     return;
   }
   ++model_runs_;
+  model_counted_ = true;
   Choice& c = model_choice_;
   if (model_runs_ <= kModelWarmup) {
     model_timed_ = false;
@@ -117,14 +138,16 @@ void WorkerPool::begin_inference(const void* model) {
     model_timed_ = true;
     model_parallel_ = c.next_trial_multi(true);  // alternate, operators as chosen first
   } else {
-    // Decided: untimed (two clock reads are a real share of a 2 µs model), except that every kModelRetrial-th
-    // inference times the chosen way and the next one the other way, so a change of load can move the choice.
+    // Decided: untimed (two clock reads are a real share of a 2 µs model), except for a retrial now and then: the
+    // chosen way timed, then two inferences the other way, the second timed, so a change of load can move the choice.
+    if (c.every == 0) c.every = kModelRetrial;
     model_parallel_ = c.parallel(kModelGain);
     ++c.since_trial;
-    model_timed_ = c.since_trial >= kModelRetrial;
-    if (c.since_trial > kModelRetrial) {
-      c.since_trial = 0;
+    model_timed_ = c.since_trial == c.every || c.since_trial == c.every + 2;
+    model_retrial_end_ = c.since_trial == c.every + 2;
+    if (c.since_trial > c.every) {
       model_parallel_ = !model_parallel_;
+      if (model_retrial_end_) c.since_trial = 0;
     }
   }
   if (model_timed_) model_t0_ = std::chrono::steady_clock::now();
@@ -141,13 +164,19 @@ void WorkerPool::begin_inference(const void* model) {
 }
 
 void WorkerPool::end_inference(bool completed) {
-  if (workers_.empty() || !measure_ || !model_timed_) return;
+  if (workers_.empty() || !measure_ || !model_counted_) return;
+  model_counted_ = false;
+  // Untimed, failed or cancelled: only its way is noted (the next inference of the other way is the first after a
+  // switch).
+  double ns = 0;
+  if (model_timed_ && completed)
+    ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - model_t0_).count();
   model_timed_ = false;
-  if (!completed) return;
-  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - model_t0_).count();
   Choice& c = model_choice_;
-  c.record(model_parallel_, ns, model_runs_);
-  model_parallel_ = !c.decided() || c.parallel(kModelGain);  // the next one's
+  const bool paired = c.record(model_parallel_, ns, model_runs_);
+  if (model_retrial_end_) c.back_off(paired, !model_parallel_, kModelGain, kModelRetrial);
+  model_retrial_end_ = false;
+  model_parallel_ = c.decided() ? c.parallel(kModelGain) : c.next_trial_multi(true);  // the next one's
 }
 
 void WorkerPool::run(size_t parts, const Part& fn, uint64_t work) {
@@ -166,21 +195,28 @@ void WorkerPool::run(size_t parts, const Part& fn, uint64_t work) {
   }
   if (choices_.size() >= kMaxChoices) choices_.clear();
   Choice& c = choices_[key(work, parts)];
-  bool parallel;
+  // Each operator's retrials at its own phase: all at the same count, every operator of one inference went the
+  // other way at once — an operator kept on the caller was retried with its neighbours on the caller too and the
+  // worker asleep by then (mobilenet_v2's 7x7 ADDs: 26 us instead of 3), so it never left the caller.
+  if (c.runs == 0) c.since_trial = static_cast<uint32_t>(operator_ * kRetrialStride % kRetrial);
+  bool parallel, retrial_end = false;
   if (!c.decided()) {
     parallel = c.next_trial_multi(false);  // alternate, the caller alone first
   } else {
+    if (c.every == 0) c.every = kRetrial;
     parallel = c.parallel();
-    if (++c.since_trial >= kRetrial) {  // time the other way once
-      c.since_trial = 0;
+    if (++c.since_trial >= c.every) {  // two runs the other way, the second recorded
       parallel = !parallel;
+      retrial_end = c.since_trial > c.every;
+      if (retrial_end) c.since_trial = 0;
     }
   }
   const auto t0 = std::chrono::steady_clock::now();
   if (parallel) run_parallel(parts, fn);
   else inline_run();
   const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
-  c.record(parallel, ns, ++c.runs);
+  const bool paired = c.record(parallel, ns, ++c.runs);
+  if (retrial_end) c.back_off(paired, !parallel, 0, kRetrial);
 }
 
 void WorkerPool::run_parallel(size_t parts, const Part& fn) {

@@ -17,20 +17,28 @@
 // operator of a model on its own (begin_operator names it; its runs are told apart by work and parts): equal work is
 // not equal cost — in mobilenet_v2 a 56x56 expansion (24 -> 144 channels) and the projection back have the same
 // multiply-accumulates and parts but not the same time, and one choice for both kept all three such layers on the
-// caller. A run's first kTrials times each alternate between the caller alone and all participants, timed; from then on
-// the faster way is used, and every kRetrial-th run times the other way again, so a change of load moves the choice.
-// "Faster" compares pairs (Choice): a timed run and the one just before it when that ran the other way, the median
-// ratio of the last kTrials pairs. A hand-over costs a wake-up of a sleeping worker (tens of microseconds on a virtual
-// machine) where the operators are spread apart, and next to nothing between back-to-back operators; no constant
-// threshold gets both right, a measurement does. The results are the same either way (every kernel is bit-exact on any
-// number of participants).
+// caller. A run's first kTrialRuns runs alternate between the caller alone and all participants, two runs each way;
+// from then on the faster way is used, and now and then two runs go the other way again (a retrial), so a change of
+// load moves the choice: kRetrial runs after the choice, then twice as late each time a retrial agrees with it
+// (kMaxRetrial at most), kRetrial again after one that does not; each operator at its own phase (kRetrialStride). Only
+// the second run of each way counts: the first after a switch finds the data where the other way left it — half of its
+// input and output lines in the other core's cache, or all of them in the caller's — and pays for moving them
+// (mobilenet_v2's 56x56 expansion alone on the caller took 119 us right after a run on two participants, 101 us on the
+// one-thread engine; on two cores 74 us). Counted, they made the choice sticky: a retrial was always such a first run
+// and paid the move, so it could lose where its way was faster (one run kept that expansion on the caller for 381 of
+// 454 inferences). "Faster" compares pairs (Choice): a counted run and the counted one of the other way just before it,
+// the median ratio of the last kTrials pairs. A hand-over costs a wake-up of a sleeping worker (tens of microseconds on
+// a virtual machine) where the operators are spread apart, and next to nothing between back-to-back operators; no
+// constant threshold gets both right, a measurement does. The results are the same either way (every kernel is
+// bit-exact on any number of participants).
 // The same is decided per model, on whole inferences (begin_inference / end_inference around each): faster operators do
 // not make a faster model when the wake-ups, a worker polling next to the caller and the smaller tiles cost more than
 // the operators gain (small models). After kModelWarmup inferences that let the operator choices settle, the next ones
-// alternate between "operators as chosen" and "every operator on the caller" (workers asleep), kTrials each, timed; the
-// faster way (pairs of consecutive inferences, as above) is used, untimed, and every kModelRetrial-th inference times
-// it and the next one the other way again. A model none of whose runs could be handed out (hello_world, the LSTMs) is
-// not timed at all: two clock reads would be its cost.
+// alternate between "operators as chosen" and "every operator on the caller" (workers asleep), two by two as above; the
+// faster way (pairs, as above) is used, untimed, and for a retrial (kModelRetrial inferences after the choice, then
+// backing off as above) one inference times it and the two after it go the other way again (the second timed). A model
+// none of whose runs could be handed out (hello_world, the LSTMs) is not timed at all: two clock reads would be its
+// cost.
 #pragma once
 
 #include <atomic>
@@ -77,11 +85,19 @@ class WorkerPool {
   // Less work than this is not worth handing out (a hand-over costs about a microsecond).
   static constexpr uint64_t kMinParallelWork = 64 * 1024;
   static constexpr size_t kMaxWorkers = 126;  // threads - 1 at most (the constructor clamps)
-  static constexpr uint32_t kTrials = 3;     // timed runs of each way before choosing
-  static constexpr uint32_t kRetrial = 64;   // then one timed run of the other way in this many
+  static constexpr uint32_t kTrials = 3;     // recorded runs of each way before choosing
+  static constexpr uint32_t kTrialRuns = 4 * kTrials;  // the runs that takes (each recorded run follows one untimed)
+  static constexpr uint32_t kRetrial = 64;   // then two runs of the other way (the second recorded) in this many
+  static constexpr uint32_t kRetrialStride = 41;  // operator i's retrials fall at i * this (mod kRetrial): spread out
+  // While retrials agree with the choice, the next comes twice as late, up to this many runs (a retrial runs the
+  // slower way twice; over 3000 inferences of mobilenet_v2, 3.3 of its 64 operator runs per inference went the less
+  // used way with a retrial every 64 runs, trials and flipped choices included, 0.9 with the back-off).
+  static constexpr uint32_t kMaxRetrial = 1024;
 
   // Whether runs of this shape, of the current operator, are currently handed out (measure mode; for tests).
   bool hands_out(uint64_t work, size_t parts) const;
+  // Runs between retrials of that choice now (0: not decided yet; for tests).
+  uint32_t retrial_interval(uint64_t work, size_t parts) const;
   // The operator whose runs follow (its index in the model of the current inference; 0 until named).
   void begin_operator(size_t index) { operator_ = index; }
   // Choices kept at most (a server loading and unloading models would otherwise grow them); past it they start over.
@@ -93,7 +109,7 @@ class WorkerPool {
   void end_inference(bool completed);
   // Whether the current (or, between inferences, the next) inference may hand out work (per-model choice).
   bool model_hands_out() const { return model_parallel_; }
-  static constexpr uint32_t kModelWarmup = 2 * kTrials + 1;  // inferences before the per-model trials
+  static constexpr uint32_t kModelWarmup = kTrialRuns + 1;  // inferences before the per-model trials
   static constexpr uint32_t kModelRetrial = 128;
   // A model hands out work only when that is at least this much faster (a tie runs on the caller: no workers polling,
   // no per-operator timing, the plans of one participant).
@@ -105,19 +121,31 @@ class WorkerPool {
   // a vCPU down for minutes slows both runs of a pair alike, where comparing the best of each way's last few times
   // (until 2026-11-28) compared times from different minutes.
   struct Choice {
-    double last_ns = 0;          // the latest timed run
+    double last_ns = 0;          // the latest recorded run
     bool last_multi = false;     // its way
     uint64_t last_seq = 0;       // its number (0: none yet)
     double ratio[kTrials] = {};  // multi / single of the latest kTrials pairs
     uint32_t ratios = 0, single_runs = 0, multi_runs = 0, since_trial = 0;  // runs counted up to kTrials
     uint64_t runs = 0;           // an operator's runs (its run numbers)
-    // A timed run of run number `seq` (consecutive runs have consecutive numbers).
-    void record(bool multi, double ns, uint64_t seq);
+    double latest = 0;           // the latest pair's ratio
+    uint32_t every = 0;          // runs between retrials (0: not decided yet)
+    bool has_prev = false, prev_multi = false, prev_cold = false;  // the previous run (recorded or not): its way,
+                                                                   // and whether it was the first of that way
+    // A run of number `seq` (consecutive runs have consecutive numbers), timed (ns > 0) or not (its way only). Only a
+    // run after a run of the same way is recorded (the first after a switch pays for data the other way left
+    // elsewhere); it pairs with the latest recorded run when that went the other way at most two runs before.
+    bool record(bool multi, double ns, uint64_t seq);  // whether it made a pair
+    // After a retrial (`paired`: its second run made a pair) of the choice `was_parallel`: twice as long to the next
+    // one while retrials agree with the choice and leave it (kMaxRetrial at most), back to `first` when one does not.
+    void back_off(bool paired, bool was_parallel, double gain, uint32_t first);
     bool decided() const { return single_runs >= kTrials && multi_runs >= kTrials && ratios >= kTrials; }
-    // The way of the next trial run while undecided: the ways alternate, `multi_first` says which starts.
+    // The way of the next trial run while undecided: each way twice in a row (the second is the one recorded), the
+    // ways alternating; `multi_first` says which starts where no run went before.
     bool next_trial_multi(bool multi_first) const {
-      if (multi_runs != single_runs) return multi_runs < single_runs;
-      return multi_runs == 0 ? multi_first : !last_multi;
+      if (!has_prev) return multi_first;
+      if (prev_cold || (multi_runs == 0 && single_runs == 0)) return prev_multi;  // a second run, or runs before
+      if (multi_runs != single_runs) return multi_runs < single_runs;             // the trials went this way
+      return !prev_multi;
     }
     bool parallel(double gain = 0) const;  // the median pair has all participants faster by more than `gain`
   };
@@ -150,6 +178,8 @@ class WorkerPool {
   Choice model_choice_;
   bool model_parallel_ = true; // this inference may hand out work
   bool model_timed_ = false;   // this inference is a trial (warm-up ones are not)
+  bool model_counted_ = false; // this inference is one of model_runs_ (its way is noted at its end)
+  bool model_retrial_end_ = false;  // this inference ends a retrial of the per-model choice
   bool model_candidate_ = false;  // a run of this model could be handed out (else nothing to decide)
   std::chrono::steady_clock::time_point model_t0_;
   std::unordered_map<RunKey, Choice, RunKeyHash> choices_;  // used by the caller's thread only
