@@ -1563,6 +1563,36 @@ TEST_CASE("the worker pool decides per model too: no hand-over when whole infere
   CHECK(pool.model_hands_out());
 }
 
+TEST_CASE("the worker pool's retrial of a model kept on the caller hands out every run, and the model can return") {
+  // One operator of two 2 ms parts. At first the worker's part takes 6 ms longer (a host that slows the second vCPU),
+  // so the operator chooses the caller, and with it the model. Then the worker is as fast as the caller: a model
+  // retrial that used the operator's old choice ran on the caller both ways and kept the model there for good; one
+  // that hands out every run finds two participants twice as fast, and the operator chooses afresh.
+  opt::WorkerPool pool(2, 1000);
+  int model = 0, worker_extra_ms = 6;
+  auto inference = [&] {
+    std::atomic<int> elsewhere{0};
+    pool.begin_inference(&model);
+    pool.begin_operator(0);
+    pool.run(2, [&](size_t, size_t participant) {
+      if (participant != 0) ++elsewhere;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2 + (participant != 0 ? worker_extra_ms : 0)));
+    }, 7000);
+    pool.end_inference(true);
+    return elsewhere.load() > 0;
+  };
+  using P = opt::WorkerPool;
+  for (uint32_t i = 0; i < P::kModelWarmup + P::kTrialRuns; ++i) inference();
+  REQUIRE_FALSE(pool.model_hands_out());
+  worker_extra_ms = 0;
+  int handed = 0;
+  for (uint32_t i = 0; i < P::kModelRetrial + 2 + P::kTrialRuns + 4; ++i) handed += inference();
+  CHECK(pool.model_hands_out());
+  pool.begin_operator(0);
+  CHECK(pool.hands_out(7000, 2));
+  CHECK(handed > 0);
+}
+
 TEST_CASE("the worker pool keeps small operators on the caller") {
   opt::WorkerPool pool(3, 1000);
   std::atomic<int> elsewhere{0};

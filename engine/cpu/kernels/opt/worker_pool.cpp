@@ -130,6 +130,7 @@ void WorkerPool::begin_inference(const void* model) {
   }
   ++model_runs_;
   model_counted_ = true;
+  model_forced_ = false;
   Choice& c = model_choice_;
   if (model_runs_ <= kModelWarmup) {
     model_timed_ = false;
@@ -139,13 +140,19 @@ void WorkerPool::begin_inference(const void* model) {
     model_parallel_ = c.next_trial_multi(true);  // alternate, operators as chosen first
   } else {
     // Decided: untimed (two clock reads are a real share of a 2 µs model), except for a retrial now and then: the
-    // chosen way timed, then two inferences the other way, the second timed, so a change of load can move the choice.
+    // chosen way timed, then two inferences the other way, the second timed, then two the chosen way, the second
+    // timed (two pairs), so a change of load can move the choice.
     if (c.every == 0) c.every = kModelRetrial;
     model_parallel_ = c.parallel(kModelGain);
     ++c.since_trial;
-    model_timed_ = c.since_trial == c.every || c.since_trial == c.every + 2;
+    model_timed_ = c.since_trial == 2 || c.since_trial == c.every || c.since_trial == c.every + 2;
     model_retrial_end_ = c.since_trial == c.every + 2;
     if (c.since_trial > c.every) {
+      // Retrying hand-overs for a model kept on the caller: every run handed out, not the operators' own choices.
+      // Those were last updated while the model handed out work and may all say "caller" (a host state of the
+      // first minute): compared with them, the retrial compared the caller with the caller, and the model never
+      // left it (person_detect: 0.995x in one run where two others in the same minute ran 1.32x on two threads).
+      model_forced_ = !model_parallel_;
       model_parallel_ = !model_parallel_;
       if (model_retrial_end_) c.since_trial = 0;
     }
@@ -173,10 +180,15 @@ void WorkerPool::end_inference(bool completed) {
     ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - model_t0_).count();
   model_timed_ = false;
   Choice& c = model_choice_;
+  const bool was_caller = c.decided() && !c.parallel(kModelGain);
   const bool paired = c.record(model_parallel_, ns, model_runs_);
   if (model_retrial_end_) c.back_off(paired, !model_parallel_, kModelGain, kModelRetrial);
   model_retrial_end_ = false;
+  model_forced_ = false;
   model_parallel_ = c.decided() ? c.parallel(kModelGain) : c.next_trial_multi(true);  // the next one's
+  // Back to handing out after a time on the caller: the operators' choices are from before it, so they start over.
+  if (was_caller && model_parallel_)
+    std::erase_if(choices_, [&](const auto& entry) { return entry.first.model == model_; });
 }
 
 void WorkerPool::run(size_t parts, const Part& fn, uint64_t work) {
@@ -189,7 +201,7 @@ void WorkerPool::run(size_t parts, const Part& fn, uint64_t work) {
     inline_run();
     return;
   }
-  if (!measure_) {
+  if (!measure_ || model_forced_) {
     run_parallel(parts, fn);
     return;
   }

@@ -36,9 +36,11 @@
 // the operators gain (small models). After kModelWarmup inferences that let the operator choices settle, the next ones
 // alternate between "operators as chosen" and "every operator on the caller" (workers asleep), two by two as above; the
 // faster way (pairs, as above) is used, untimed, and for a retrial (kModelRetrial inferences after the choice, then
-// backing off as above) one inference times it and the two after it go the other way again (the second timed). A model
-// none of whose runs could be handed out (hello_world, the LSTMs) is not timed at all: two clock reads would be its
-// cost.
+// backing off as above) one inference times it, the two after it go the other way again and the two after those the
+// chosen way, the second of each pair timed. A retrial of a model kept on the caller hands out every run (its
+// operators' choices date from before and may all say "caller", which made the retrial compare the caller with itself);
+// when it wins, the operators choose afresh. A model none of whose runs could be handed out (hello_world, the LSTMs) is
+// not timed at all: two clock reads would be its cost.
 #pragma once
 
 #include <atomic>
@@ -180,6 +182,7 @@ class WorkerPool {
   bool model_timed_ = false;   // this inference is a trial (warm-up ones are not)
   bool model_counted_ = false; // this inference is one of model_runs_ (its way is noted at its end)
   bool model_retrial_end_ = false;  // this inference ends a retrial of the per-model choice
+  bool model_forced_ = false;  // this inference retries hand-overs for a model kept on the caller: every run goes out
   bool model_candidate_ = false;  // a run of this model could be handed out (else nothing to decide)
   std::chrono::steady_clock::time_point model_t0_;
   std::unordered_map<RunKey, Choice, RunKeyHash> choices_;  // used by the caller's thread only
