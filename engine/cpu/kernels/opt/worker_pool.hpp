@@ -88,7 +88,7 @@ class WorkerPool {
   static constexpr uint64_t kMinParallelWork = 64 * 1024;
   static constexpr size_t kMaxWorkers = 126;  // threads - 1 at most (the constructor clamps)
   static constexpr uint32_t kTrials = 3;     // recorded runs of each way before choosing
-  static constexpr uint32_t kTrialRuns = 4 * kTrials;  // the runs that takes (each recorded run follows one untimed)
+  static constexpr uint32_t kTrialRuns = 4 * kTrials;  // the runs that takes (a recorded run follows one that is not)
   static constexpr uint32_t kRetrial = 64;   // then two runs of the other way (the second recorded) in this many
   static constexpr uint32_t kRetrialStride = 41;  // operator i's retrials fall at i * this (mod kRetrial): spread out
   // While retrials agree with the choice, the next comes twice as late, up to this many runs (a retrial runs the
