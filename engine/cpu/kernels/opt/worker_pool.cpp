@@ -71,8 +71,7 @@ bool WorkerPool::Choice::record(bool multi, double ns, uint64_t seq) {
   if (cold || ns <= 0) return false;
   bool paired = false;
   if (last_seq != 0 && seq > last_seq && seq - last_seq <= 2 && multi != last_multi && last_ns > 0) {
-    latest = multi ? ns / last_ns : last_ns / ns;
-    ratio[ratios % kTrials] = latest;
+    ratio[ratios % kTrials] = multi ? ns / last_ns : last_ns / ns;
     if (++ratios >= 1000 * kTrials) ratios -= 999 * kTrials;  // past the trials only the ring position matters
     paired = true;
   }
@@ -85,7 +84,7 @@ bool WorkerPool::Choice::record(bool multi, double ns, uint64_t seq) {
 }
 
 void WorkerPool::Choice::back_off(bool paired, bool was_parallel, double gain, uint32_t first) {
-  const bool agrees = paired && (latest < 1.0 - gain) == was_parallel && parallel(gain) == was_parallel;
+  const bool agrees = paired && (latest() < 1.0 - gain) == was_parallel && parallel(gain) == was_parallel;
   every = agrees ? std::min(2 * every, kMaxRetrial) : first;
 }
 

@@ -118,10 +118,10 @@ class WorkerPool {
   static constexpr double kModelGain = 0.03;
 
  private:
-  // The times of one operator's (or one model's) runs, compared in pairs: a run of one way and the run just before
-  // it of the other way (for an operator, its previous run; for a model, the previous inference). A host that slows
-  // a vCPU down for minutes slows both runs of a pair alike, where comparing the best of each way's last few times
-  // (until 2026-11-28) compared times from different minutes.
+  // The times of one operator's (or one model's) runs, compared in pairs: a counted run of one way and the counted
+  // run of the other way at most two runs before it (for an operator, its runs; for a model, its inferences). A host
+  // that slows a vCPU down for minutes slows both runs of a pair alike, where comparing the best of each way's last
+  // few times (until 2026-11-28) compared times from different minutes.
   struct Choice {
     double last_ns = 0;          // the latest recorded run
     bool last_multi = false;     // its way
@@ -129,7 +129,6 @@ class WorkerPool {
     double ratio[kTrials] = {};  // multi / single of the latest kTrials pairs
     uint32_t ratios = 0, single_runs = 0, multi_runs = 0, since_trial = 0;  // runs counted up to kTrials
     uint64_t runs = 0;           // an operator's runs (its run numbers)
-    double latest = 0;           // the latest pair's ratio
     uint32_t every = 0;          // runs between retrials (0: not decided yet)
     bool has_prev = false, prev_multi = false, prev_cold = false;  // the previous run (recorded or not): its way,
                                                                    // and whether it was the first of that way
@@ -150,6 +149,7 @@ class WorkerPool {
       return !prev_multi;
     }
     bool parallel(double gain = 0) const;  // the median pair has all participants faster by more than `gain`
+    double latest() const { return ratio[(ratios + kTrials - 1) % kTrials]; }  // the latest pair's ratio
   };
   // One run of one operator of one model.
   struct RunKey {
