@@ -12,8 +12,9 @@
 //   invoke:  tiles of output pixels; each tile's im2col rows (input + input offset as int16, zero for padding taps,
 //            depth padded to even) are built in scratch, then 6 x 16 GEMM blocks (opt_kernels.hpp) accumulate,
 //            requantize and store. With a worker pool, the parts are (group, tile, range of channel blocks), each
-//            participant with its own im2col scratch; a layer with few tiles is also split across its channel
-//            blocks (the tile's im2col is then built once per part). Every output is computed exactly as alone.
+//            participant with its own im2col scratch; a layer whose tiles would be one GEMM block tall (7x7) is
+//            split across its channel blocks instead (plan_conv), and one with few tiles across both (the tile's
+//            im2col is then built once per part). Every output is computed exactly as alone.
 // Exactly the reference's sums (int32, order-independent) and requantization; a padding tap contributes 0, as the
 // reference's skipped tap does. float32 convolutions run conv_2d_float.cpp (no prepared data); dynamic-range ones the
 // reference kernel (the reference's scratch).
@@ -55,8 +56,8 @@ struct ConvPlan {
   size_t row_blocks = 0;               // output pixels in blocks of kGemmRows (the last may be partial)
   size_t tile_rows = 0;                // rows of the largest tile (a multiple of kGemmRows)
   size_t tiles = 0;                    // per group; tile t holds the row blocks [t * row_blocks / tiles, ...)
-  size_t chunks = 1;                   // ranges of channel blocks a tile is split into, none empty
-  size_t per_chunk = 0;                // channel blocks per range (the last may hold fewer)
+  size_t chunks = 1;                   // ranges of channel blocks a tile is split into (range i: blocks
+                                       // [i * blocks / chunks, (i + 1) * blocks / chunks), none empty)
   size_t block_bytes = 0;              // packed weights + bias + multiplier + shift of one block
   bool fits = false;                   // sizes are sane (a hostile shape runs the reference kernel instead)
 
@@ -90,23 +91,36 @@ ConvPlan plan_conv(const Conv2DParams& p, size_t participants, GemmLayout layout
   c.depth_padded = round_up(std::max<size_t>(c.depth, 1), layout == GemmLayout::vnni ? 4 : c.bytes ? 16 : 2);
   c.blocks = (static_cast<size_t>(c.group_out) + kGemmCols - 1) / kGemmCols;
   c.pixels = static_cast<size_t>(os.n) * static_cast<size_t>(os.h) * static_cast<size_t>(os.w);
-  // Tiles: the fewest whose im2col rows fit kTileBytes (at most kMaxTileRows, at least one GEMM block); with
-  // several participants at least 4 each where the layer allows, and a multiple of their number, so that equal
-  // ranges of tiles are equal work (7 tiles of a 14x14 layer split 3 : 4 left one participant idle for a seventh of
-  // the layer). The row blocks are dealt out evenly: tiles differ by one block at most.
+  // Tiles: the fewest whose im2col rows fit kTileBytes (at most kMaxTileRows, at least one GEMM block). With several
+  // participants the layer is split one of two ways:
+  // - by tiles: at least 4 each where the layer allows, and a multiple of their number, so that equal ranges of tiles
+  //   are equal work (7 tiles of a 14x14 layer split 3 : 4 left one participant idle for a seventh of the layer); the
+  //   row blocks are dealt out evenly, tiles differing by one block at most. Each tile reads every weight once.
+  // - by channel blocks, where those tiles would hold fewer than two row blocks each (mobilenet_v2's 7x7 layers: 9
+  //   row blocks in 8 tiles): there each weight read from L2 served one block of 6 output pixels, and each
+  //   participant read all the weights four times over; split by channels, each reads half the weights once and
+  //   computes every pixel of its channels (320 -> 1280 channels on 7x7: 138 -> 114 us on two threads, 186 on one).
+  //   The tiles stay the one-participant ones; the channel blocks are dealt out in ranges, a multiple of the
+  //   participants in number, each part building its tile's im2col rows (small here). Where tiles hold more rows
+  //   (14x14: 4 row blocks each) the tiles win: split by channels, each 14x14 expansion took 2-5 us longer (and the
+  //   depthwise layer after it read half of every pixel from the other core).
   const size_t fit = kTileBytes / (c.depth_padded * c.element);
   const size_t max_rows = std::max<size_t>(std::min(fit, kMaxTileRows) / kGemmRows * kGemmRows, kGemmRows);
   c.row_blocks = (std::max<size_t>(c.pixels, 1) + kGemmRows - 1) / kGemmRows;
   c.tiles = (c.row_blocks * kGemmRows + max_rows - 1) / max_rows;
-  if (c.participants > 1)
-    c.tiles = std::min(round_up(std::max(c.tiles, 4 * c.participants), c.participants), c.row_blocks);
+  if (c.participants > 1) {
+    const size_t tiles = std::min(round_up(std::max(c.tiles, 4 * c.participants), c.participants), c.row_blocks);
+    if (c.groups == 1 && c.blocks >= 2 * c.participants && c.row_blocks < 2 * tiles) {
+      c.chunks = std::min(round_up((2 * c.participants + c.tiles - 1) / c.tiles, c.participants), c.blocks);
+    } else {
+      c.tiles = tiles;
+      const size_t items = static_cast<size_t>(std::max(c.groups, 1)) * c.tiles;
+      if (items < 2 * c.participants)  // few tiles: split the channel blocks as well
+        c.chunks = std::min(c.blocks, (2 * c.participants + items - 1) / items);
+    }
+  }
   c.tile_rows = (c.row_blocks + c.tiles - 1) / c.tiles * kGemmRows;
-  const size_t items = static_cast<size_t>(std::max(c.groups, 1)) * c.tiles;
-  if (c.participants > 1 && items < 2 * c.participants)  // few tiles: split the channel blocks as well
-    c.chunks = std::min(c.blocks, (2 * c.participants + items - 1) / items);
   c.chunks = std::max<size_t>(c.chunks, 1);
-  c.per_chunk = std::max<size_t>((c.blocks + c.chunks - 1) / c.chunks, 1);
-  c.chunks = std::max<size_t>((c.blocks + c.per_chunk - 1) / c.per_chunk, 1);
   c.block_bytes = c.weights_bytes() + 3 * kGemmCols * sizeof(int32_t);
   const long double prepared = static_cast<long double>(c.groups) * c.blocks * c.block_bytes;
   const long double scratch = static_cast<long double>(c.tile_rows) * c.depth_padded * c.element;
@@ -402,8 +416,8 @@ void run(const Conv2DParams& p, const ConvPlan& c, const OptKernels& k, WorkerPo
         row_offsets[r] = static_cast<int32_t>(
             byte_sum(reinterpret_cast<const uint8_t*>(tile8 + r * c.depth_padded), c.depth_padded) * vnni_beta);
     }
-    const size_t nb_end = std::min(c.blocks, (chunk + 1) * c.per_chunk);
-    for (size_t nb = chunk * c.per_chunk; nb < nb_end; ++nb) {
+    const size_t nb_end = (chunk + 1) * c.blocks / c.chunks;
+    for (size_t nb = chunk * c.blocks / c.chunks; nb < nb_end; ++nb) {
       const uint8_t* block = base + (static_cast<size_t>(g) * c.blocks + nb) * c.block_bytes;
       gb.b = reinterpret_cast<const int16_t*>(block);
       gb.b8 = reinterpret_cast<const int8_t*>(block);

@@ -75,9 +75,11 @@ bool WorkerPool::Choice::record(bool multi, double ns, uint64_t seq) {
     if (++ratios >= 1000 * kTrials) ratios -= 999 * kTrials;  // past the trials only the ring position matters
     paired = true;
   }
+  // A run joins one pair at most: one slow run (a host's hiccup) then spoils one of the kTrials pairs, not two of
+  // them — which moved the median, and with it the choice.
   last_ns = ns;
   last_multi = multi;
-  last_seq = seq;
+  last_seq = paired ? 0 : seq;
   if (multi) multi_runs = std::min<uint32_t>(multi_runs + 1, kTrials);
   else single_runs = std::min<uint32_t>(single_runs + 1, kTrials);
   return paired;
@@ -85,7 +87,9 @@ bool WorkerPool::Choice::record(bool multi, double ns, uint64_t seq) {
 
 void WorkerPool::Choice::back_off(bool paired, bool was_parallel, double gain, uint32_t first) {
   const bool agrees = paired && (latest() < 1.0 - gain) == was_parallel && parallel(gain) == was_parallel;
-  every = agrees ? std::min(2 * every, kMaxRetrial) : first;
+  if (every == kConfirm) every = first;  // a confirmation: whichever way it went, the usual wait
+  else if (agrees) every = std::min(2 * every, kMaxRetrial);
+  else every = kConfirm;  // one pair against the choice: another soon, so two of three decide
 }
 
 bool WorkerPool::Choice::parallel(double gain) const {
@@ -107,7 +111,8 @@ bool WorkerPool::hands_out(uint64_t work, size_t parts) const {
 
 uint32_t WorkerPool::retrial_interval(uint64_t work, size_t parts) const {
   const auto it = choices_.find(key(work, parts));
-  return it != choices_.end() && it->second.decided() ? std::max(it->second.every, kRetrial) : 0;
+  if (it == choices_.end() || !it->second.decided()) return 0;
+  return it->second.every == 0 ? kRetrial : it->second.every;
 }
 
 void WorkerPool::begin_inference(const void* model) {
@@ -139,8 +144,8 @@ void WorkerPool::begin_inference(const void* model) {
     model_parallel_ = c.next_trial_multi(true);  // alternate, operators as chosen first
   } else {
     // Decided: untimed (two clock reads are a real share of a 2 µs model), except for a retrial now and then: the
-    // chosen way timed, then two inferences the other way, the second timed, then two the chosen way, the second
-    // timed (two pairs), so a change of load can move the choice.
+    // chosen way timed, then two inferences the other way, the second timed (a pair), then two the chosen way, the
+    // second timed (for the next pair), so a change of load can move the choice.
     if (c.every == 0) c.every = kModelRetrial;
     model_parallel_ = c.parallel(kModelGain);
     ++c.since_trial;

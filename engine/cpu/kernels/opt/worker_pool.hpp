@@ -20,14 +20,17 @@
 // caller. A run's first kTrialRuns runs alternate between the caller alone and all participants, two runs each way;
 // from then on the faster way is used, and now and then two runs go the other way again (a retrial), so a change of
 // load moves the choice: kRetrial runs after the choice, then twice as late each time a retrial agrees with it
-// (kMaxRetrial at most), kRetrial again after one that does not; each operator at its own phase (kRetrialStride). Only
+// (kMaxRetrial at most); one that does not is confirmed kConfirm runs later, and kRetrial after that; each operator
+// at its own phase (kRetrialStride). Only
 // the second run of each way counts: the first after a switch finds the data where the other way left it — half of its
 // input and output lines in the other core's cache, or all of them in the caller's — and pays for moving them
 // (mobilenet_v2's 56x56 expansion alone on the caller took 119 us right after a run on two participants, 101 us on the
 // one-thread engine; on two cores 74 us). Counted, they made the choice sticky: a retrial was always such a first run
 // and paid the move, so it could lose where its way was faster (one run kept that expansion on the caller for 381 of
 // 454 inferences). "Faster" compares pairs (Choice): a counted run and the counted one of the other way just before it,
-// the median ratio of the last kTrials pairs. A hand-over costs a wake-up of a sleeping worker (tens of microseconds on
+// the median ratio of the last kTrials pairs; a run joins one pair at most, so one slow run (a busy host's hiccup)
+// spoils one pair and the median holds (joining two, it moved the median: the pool's tests failed about once in 15
+// runs on a virtual machine whose sleeps overran now and then). A hand-over costs a wake-up of a sleeping worker (tens of microseconds on
 // a virtual machine) where the operators are spread apart, and next to nothing between back-to-back operators; no
 // constant threshold gets both right, a measurement does. The results are the same either way (every kernel is
 // bit-exact on any number of participants).
@@ -36,8 +39,8 @@
 // the operators gain (small models). After kModelWarmup inferences that let the operator choices settle, the next ones
 // alternate between "operators as chosen" and "every operator on the caller" (workers asleep), two by two as above; the
 // faster way (pairs, as above) is used, untimed, and for a retrial (kModelRetrial inferences after the choice, then
-// backing off as above) one inference times it, the two after it go the other way again and the two after those the
-// chosen way, the second of each pair timed. A retrial of a model kept on the caller hands out every run (its
+// backing off as above) one inference times it and the two after it go the other way again, the second timed (a
+// pair), and the two after those the chosen way, the second timed (the next pair's first run). A retrial of a model kept on the caller hands out every run (its
 // operators' choices date from before and may all say "caller", which made the retrial compare the caller with itself);
 // when it wins, the operators choose afresh. A model none of whose runs could be handed out (hello_world, the LSTMs) is
 // not timed at all: two clock reads would be its cost.
@@ -95,6 +98,9 @@ class WorkerPool {
   // slower way twice; over 3000 inferences of mobilenet_v2, 3.3 of its 64 operator runs per inference went the less
   // used way with a retrial every 64 runs, trials and flipped choices included, 0.9 with the back-off).
   static constexpr uint32_t kMaxRetrial = 1024;
+  // A retrial whose pair goes against the choice is confirmed by another this many runs (inferences) later: a pair
+  // joins two runs, and one slow run of a busy host must not move a choice for kRetrial runs; two pairs of three do.
+  static constexpr uint32_t kConfirm = 4;
 
   // Whether runs of this shape, of the current operator, are currently handed out (measure mode; for tests).
   bool hands_out(uint64_t work, size_t parts) const;
@@ -134,10 +140,12 @@ class WorkerPool {
                                                                    // and whether it was the first of that way
     // A run of number `seq` (consecutive runs have consecutive numbers), timed (ns > 0) or not (its way only). Only a
     // run after a run of the same way is recorded (the first after a switch pays for data the other way left
-    // elsewhere); it pairs with the latest recorded run when that went the other way at most two runs before.
+    // elsewhere); it pairs with the latest recorded run when that went the other way at most two runs before and has
+    // not joined a pair yet.
     bool record(bool multi, double ns, uint64_t seq);  // whether it made a pair
     // After a retrial (`paired`: its second run made a pair) of the choice `was_parallel`: twice as long to the next
-    // one while retrials agree with the choice and leave it (kMaxRetrial at most), back to `first` when one does not.
+    // one while retrials agree with the choice and leave it (kMaxRetrial at most); kConfirm when one does not, and
+    // `first` after that confirmation, whichever way it went.
     void back_off(bool paired, bool was_parallel, double gain, uint32_t first);
     bool decided() const { return single_runs >= kTrials && multi_runs >= kTrials && ratios >= kTrials; }
     // The way of the next trial run while undecided: each way twice in a row (the second is the one recorded), the
