@@ -99,7 +99,7 @@ ConvPlan plan_conv(const Conv2DParams& p, size_t participants, GemmLayout layout
   // - by channel blocks, where those tiles would hold fewer than two row blocks each (mobilenet_v2's 7x7 layers: 9
   //   row blocks in 8 tiles): there each weight read from L2 served one block of 6 output pixels, and each
   //   participant read all the weights four times over; split by channels, each reads half the weights once and
-  //   computes every pixel of its channels (320 -> 1280 channels on 7x7: 138 -> 114 us on two threads, 186 on one).
+  //   computes every pixel of its channels (320 -> 1280 channels on 7x7: 154 -> 132 us on two threads, 232 on one).
   //   The tiles stay the one-participant ones; the channel blocks are dealt out in ranges, a multiple of the
   //   participants in number, each part building its tile's im2col rows (small here). Where tiles hold more rows
   //   (14x14: 4 row blocks each) the tiles win: split by channels, each 14x14 expansion took 2-5 us longer (and the
