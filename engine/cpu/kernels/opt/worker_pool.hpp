@@ -21,29 +21,29 @@
 // from then on the faster way is used, and now and then two runs go the other way again (a retrial), so a change of
 // load moves the choice: kRetrial runs after the choice, then twice as late each time a retrial agrees with it
 // (kMaxRetrial at most); one that does not is confirmed kConfirm runs later, and kRetrial after that; each operator
-// at its own phase (kRetrialStride). Only
-// the second run of each way counts: the first after a switch finds the data where the other way left it — half of its
-// input and output lines in the other core's cache, or all of them in the caller's — and pays for moving them
+// at its own phase (kRetrialStride). Only the second run of each way counts: the first after a switch finds the data
+// where the other way left it — half of its input and output lines in the other core's cache, or all of them in the
+// caller's — and pays for moving them
 // (mobilenet_v2's 56x56 expansion alone on the caller took 119 us right after a run on two participants, 101 us on the
 // one-thread engine; on two cores 74 us). Counted, they made the choice sticky: a retrial was always such a first run
 // and paid the move, so it could lose where its way was faster (one run kept that expansion on the caller for 381 of
 // 454 inferences). "Faster" compares pairs (Choice): a counted run and the counted one of the other way just before it,
 // the median ratio of the last kTrials pairs; a run joins one pair at most, so one slow run (a busy host's hiccup)
 // spoils one pair and the median holds (joining two, it moved the median: the pool's tests failed about once in 15
-// runs on a virtual machine whose sleeps overran now and then). A hand-over costs a wake-up of a sleeping worker (tens of microseconds on
-// a virtual machine) where the operators are spread apart, and next to nothing between back-to-back operators; no
-// constant threshold gets both right, a measurement does. The results are the same either way (every kernel is
-// bit-exact on any number of participants).
+// runs on a virtual machine whose sleeps overran now and then). A hand-over costs a wake-up of a sleeping worker
+// (tens of microseconds on a virtual machine) where the operators are spread apart, and next to nothing between
+// back-to-back operators; no constant threshold gets both right, a measurement does. The results are the same
+// either way (every kernel is bit-exact on any number of participants).
 // The same is decided per model, on whole inferences (begin_inference / end_inference around each): faster operators do
 // not make a faster model when the wake-ups, a worker polling next to the caller and the smaller tiles cost more than
 // the operators gain (small models). After kModelWarmup inferences that let the operator choices settle, the next ones
 // alternate between "operators as chosen" and "every operator on the caller" (workers asleep), two by two as above; the
 // faster way (pairs, as above) is used, untimed, and for a retrial (kModelRetrial inferences after the choice, then
 // backing off as above) one inference times it and the two after it go the other way again, the second timed (a
-// pair), and the two after those the chosen way, the second timed (the next pair's first run). A retrial of a model kept on the caller hands out every run (its
-// operators' choices date from before and may all say "caller", which made the retrial compare the caller with itself);
-// when it wins, the operators choose afresh. A model none of whose runs could be handed out (hello_world, the LSTMs) is
-// not timed at all: two clock reads would be its cost.
+// pair), and the two after those the chosen way, the second timed (the next pair's first run). A retrial of a model
+// kept on the caller hands out every run (its operators' choices date from before and may all say "caller", which
+// made the retrial compare the caller with itself); when it wins, the operators choose afresh. A model none of whose
+// runs could be handed out (hello_world, the LSTMs) is not timed at all: two clock reads would be its cost.
 #pragma once
 
 #include <atomic>
