@@ -240,7 +240,7 @@ void check_conv(Rng& r, bool u8, bool extreme, int cases, const std::vector<Conf
       int usable = 0;
       const auto got = run(*b, c.p, c.out_bytes, &usable);
       const Conv2DParams& p = c.p;
-      INFO("level " << simd_level_name(level) << " threads " << threads << (u8 ? " uint8" : " int8") << " in " << p.input_shape.n << "x"
+      INFO("level " << simd_level_name(level) << " threads " << threads << std::string(u8 ? " uint8" : " int8") << " in " << p.input_shape.n << "x"
                     << p.input_shape.h << "x" << p.input_shape.w << "x" << p.input_shape.c << " filter "
                     << p.filter_shape.n << "x" << p.filter_shape.h << "x" << p.filter_shape.w << "x"
                     << p.filter_shape.c << " stride " << p.stride_h << "," << p.stride_w << " dilation "
@@ -340,7 +340,7 @@ void check_depthwise(Rng& r, bool u8, bool extreme, int cases, const std::vector
       int usable = 0;
       const auto got = run(*b, c.p, c.out_bytes, &usable);
       const DepthwiseConv2DParams& p = c.p;
-      INFO("level " << simd_level_name(level) << " threads " << threads << (u8 ? " uint8" : " int8") << " in " << p.input_shape.n << "x"
+      INFO("level " << simd_level_name(level) << " threads " << threads << std::string(u8 ? " uint8" : " int8") << " in " << p.input_shape.n << "x"
                     << p.input_shape.h << "x" << p.input_shape.w << "x" << p.input_shape.c << " filter "
                     << p.filter_shape.h << "x" << p.filter_shape.w << " multiplier " << p.depth_multiplier
                     << " stride " << p.stride_h << "," << p.stride_w << " dilation " << p.dilation_h << ","
@@ -391,7 +391,7 @@ void check_conv_offset_ends(Rng& r, const std::vector<Config>& cfgs) {
         if (r.chance(0.5)) std::fill(c.input.begin(), c.input.end(), static_cast<uint8_t>(u8 ? 255 : -128));
         const auto want = run(ref, c.p, c.out_bytes);
         for (const auto [level, threads] : cfgs) {
-          INFO("level " << simd_level_name(level) << " threads " << threads << (u8 ? " uint8" : " int8")
+          INFO("level " << simd_level_name(level) << " threads " << threads << std::string(u8 ? " uint8" : " int8")
                         << " input offset " << io << " filter offset " << fo);
           int usable = 0;
           const auto got = run(*backend_for(level, threads), c.p, c.out_bytes, &usable);
@@ -513,7 +513,7 @@ TEST_CASE("CONV_2D: small layers with many channels, split across channel blocks
     for (const size_t threads : {1, 2, 3}) {
       for (const SimdLevel level : levels()) {
         INFO("level " << simd_level_name(level) << " threads " << threads << " " << s.n << "x" << s.h << "x" << s.w
-                      << "x" << s.cin << " -> " << s.cout << " filter " << s.f << (s.u8 ? " uint8" : " int8"));
+                      << "x" << s.cin << " -> " << s.cout << " filter " << s.f << std::string(s.u8 ? " uint8" : " int8"));
         int usable = 0;
         const auto got = run(*backend_for(level, threads), p, c.out_bytes, &usable);
         CHECK(usable == 1);
@@ -803,7 +803,7 @@ TEST_CASE("FULLY_CONNECTED: opt equals ref on random cases (int8 and uint8, odd 
     const size_t out_bytes = static_cast<size_t>(p.batches) * static_cast<size_t>(p.output_depth);
     const auto want = run(ref, p, out_bytes);
     for (const auto [level, threads] : configs()) {
-      INFO("level " << simd_level_name(level) << " threads " << threads << (u8 ? " uint8" : " int8") << " batches "
+      INFO("level " << simd_level_name(level) << " threads " << threads << std::string(u8 ? " uint8" : " int8") << " batches "
                     << p.batches << " depth " << p.accum_depth << " outputs " << p.output_depth);
       const auto got = run(*backend_for(level, threads), p, out_bytes);
       CHECK_MESSAGE(got == want, "first difference: " << first_difference(got, want));
@@ -966,7 +966,7 @@ TEST_CASE("SOFTMAX: opt equals ref on random rows (int8 and uint8, widths to 110
     p.input = input.data();
     const auto want = run(ref, p, n);
     for (SimdLevel level : levels()) {
-      INFO("level " << simd_level_name(level) << (u8 ? " uint8" : " int8") << " depth " << p.depth << " diff_min "
+      INFO("level " << simd_level_name(level) << std::string(u8 ? " uint8" : " int8") << " depth " << p.depth << " diff_min "
                     << p.diff_min);
       int usable = -1;
       const auto got = run(*make_optimized_kernel_backend(level), p, n, &usable);
@@ -1077,7 +1077,7 @@ TEST_CASE("AVERAGE_POOL_2D: opt equals ref on random windows, strides, SAME/VALI
     const auto out_bytes = static_cast<size_t>(p.output_shape.elements());
     const auto want = run(ref, p, out_bytes);
     for (SimdLevel level : levels()) {
-      INFO("level " << simd_level_name(level) << (u8 ? " uint8" : " int8") << " filter " << p.filter_h << "x"
+      INFO("level " << simd_level_name(level) << std::string(u8 ? " uint8" : " int8") << " filter " << p.filter_h << "x"
                     << p.filter_w << " stride " << p.stride_h << "x" << p.stride_w << (same ? " SAME" : " VALID"));
       const auto b = make_optimized_kernel_backend(level);
       CHECK(b->scratch_bytes(OpParams{p}) == static_cast<size_t>(p.output_shape.c) * 4);  // the optimised path's sums
@@ -1101,7 +1101,7 @@ void check_add(Rng& r, AddParams p, bool u8, const std::string& what, const std:
   const auto out_bytes = static_cast<size_t>(p.output_shape.elements());
   const auto want = run(ref, p, out_bytes);
   for (const auto [level, threads] : cfgs) {
-    INFO("level " << simd_level_name(level) << " threads " << threads << (u8 ? " uint8" : " int8") << " elements "
+    INFO("level " << simd_level_name(level) << " threads " << threads << std::string(u8 ? " uint8" : " int8") << " elements "
                   << out_bytes << " " << what);
     const auto got = run(*backend_for(level, threads), p, out_bytes);
     CHECK_MESSAGE(got == want, "first difference: " << first_difference(got, want));

@@ -131,7 +131,7 @@ void check_case(FcCase& c, SimdLevel level, ReferenceKernelBackend& ref, size_t 
   int usable = -1;
   const auto got = run_fc(opt, c, &usable);
   INFO("level " << simd_level_name(level) << " threads " << threads
-                << (c.p.dtype == DType::uint8 ? " uint8" : " int8") << " batches " << c.p.batches << " depth "
+                << std::string(c.p.dtype == DType::uint8 ? " uint8" : " int8") << " batches " << c.p.batches << " depth "
                 << c.p.accum_depth << " outputs " << c.p.output_depth << " offsets " << c.p.input_offset << "/"
                 << c.p.filter_offset << "/" << c.p.output_offset);
   CHECK_MESSAGE(got == want, "first difference: " << first_difference(got, want));
