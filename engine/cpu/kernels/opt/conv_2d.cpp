@@ -145,7 +145,7 @@ ConvPlan plan_conv(const Conv2DParams& p, size_t participants, GemmLayout layout
       if (items < 2 * c.participants)  // few tiles: split the channel blocks as well
         c.chunks = std::min(c.blocks, (2 * c.participants + items - 1) / items);
       const size_t k = c.tiles / c.participants;
-      if (c.groups == 1 && c.chunks == 1 && c.row_blocks / c.participants >= (k << kGuidedCuts)) {
+      if (k >= 1 && c.groups == 1 && c.chunks == 1 && c.row_blocks / c.participants >= (k << kGuidedCuts)) {
         c.guided = k;
         c.tiles = (k + kGuidedCuts) * c.participants;
       }
