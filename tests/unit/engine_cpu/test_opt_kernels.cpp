@@ -474,20 +474,17 @@ TEST_CASE("CONV_2D: many pixels and a deep filter span several im2col tiles") {
   }
 }
 
-TEST_CASE("CONV_2D: small layers with many channels, split across channel blocks on 2 and 3 threads, equal ref") {
-  // Layers whose tiles would be one GEMM block tall on several participants are split by ranges of channel blocks
-  // (plan_conv): mobilenet_v2's 7x7 expansion and last layer, a 3x3 filter onto 1000 channels (a partial last
-  // block), 7 blocks over 6 ranges on 3 threads (uneven ranges), two batches of 3x3 pixels, and uint8 (the VNNI
-  // level's per-row correction). A range dealt out twice or not at all changes the output.
+// A same-padded int8 or uint8 CONV_2D of random data per shape, on 1, 2 and 3 threads at every level of the
+// processor, against the reference backend (the optimised path taken: prepared data usable).
+namespace {
+struct ConvLayer {
+  int32_t n, h, w, cin, cout, f;
+  bool u8;
+};
+void check_conv_layers(uint32_t seed, std::initializer_list<ConvLayer> layers) {
   ReferenceKernelBackend ref;
-  Rng r(9);
-  struct Shape {
-    int32_t n, h, w, cin, cout, f;
-    bool u8;
-  };
-  for (const Shape& s : {Shape{1, 7, 7, 160, 960, 1, false}, Shape{1, 7, 7, 320, 1280, 1, false},
-                         Shape{1, 7, 7, 32, 1000, 3, false}, Shape{1, 5, 5, 24, 100, 1, false},
-                         Shape{2, 3, 3, 16, 200, 1, false}, Shape{1, 7, 7, 40, 150, 1, true}}) {
+  Rng r(seed);
+  for (const ConvLayer& s : layers) {
     ConvCase c;
     Conv2DParams& p = c.p;
     p.dtype = s.u8 ? DType::uint8 : DType::int8;
@@ -523,55 +520,24 @@ TEST_CASE("CONV_2D: small layers with many channels, split across channel blocks
     }
   }
 }
+}  // namespace
+
+TEST_CASE("CONV_2D: small layers with many channels, split across channel blocks on 2 and 3 threads, equal ref") {
+  // Layers whose tiles would be one GEMM block tall on several participants are split by ranges of channel blocks
+  // (plan_conv): mobilenet_v2's 7x7 expansion and last layer, a 3x3 filter onto 1000 channels (a partial last
+  // block), 7 blocks over 6 ranges on 3 threads (uneven ranges), two batches of 3x3 pixels, and uint8 (the VNNI
+  // level's per-row correction). A range dealt out twice or not at all changes the output.
+  check_conv_layers(9, {{1, 7, 7, 160, 960, 1, false}, {1, 7, 7, 320, 1280, 1, false}, {1, 7, 7, 32, 1000, 3, false},
+                        {1, 5, 5, 24, 100, 1, false}, {2, 3, 3, 16, 200, 1, false}, {1, 7, 7, 40, 150, 1, true}});
+}
 
 TEST_CASE("CONV_2D: tiles cut smaller at the end of each participant's range, on 2 and 3 threads, equal ref") {
   // Layers with enough row blocks per participant get "guided" tiles (plan_conv): each participant's last tile cut
   // into a half and two quarters. 14x14 (33 row blocks: 16 and 17 per range on 2 threads, too few on 3), 20x20 (67:
   // 22-23 on 3 threads), an odd 17x19 with a 3x3 filter and stride 1 (a partial last block), two batches of 10x10, a
   // 28x28 layer of 8 channels, and uint8. A piece dealt out twice or not at all changes the output.
-  ReferenceKernelBackend ref;
-  Rng r(13);
-  struct Shape {
-    int32_t n, h, w, cin, cout, f;
-    bool u8;
-  };
-  for (const Shape& s : {Shape{1, 14, 14, 24, 144, 1, false}, Shape{1, 20, 20, 32, 48, 1, false},
-                         Shape{1, 17, 19, 16, 40, 3, false}, Shape{2, 10, 10, 24, 32, 1, false},
-                         Shape{1, 28, 28, 8, 8, 1, false}, Shape{1, 20, 20, 24, 40, 1, true}}) {
-    ConvCase c;
-    Conv2DParams& p = c.p;
-    p.dtype = s.u8 ? DType::uint8 : DType::int8;
-    p.input_shape = {s.n, s.h, s.w, s.cin};
-    p.filter_shape = {s.cout, s.f, s.f, s.cin};
-    p.padding = {s.f / 2, s.f / 2, s.f / 2, s.f / 2};
-    p.output_shape = {s.n, s.h, s.w, s.cout};
-    const Quant q = random_quant(r, s.u8);
-    set_quant(p, q);
-    const auto in_n = static_cast<size_t>(p.input_shape.elements());
-    const auto f_n = static_cast<size_t>(p.filter_shape.elements());
-    c.input = s.u8 ? random_bytes<uint8_t>(r, in_n, 0, 255) : random_bytes<int8_t>(r, in_n, -128, 127);
-    c.filter = s.u8 ? random_bytes<uint8_t>(r, f_n, 0, 255) : random_bytes<int8_t>(r, f_n, -127, 127);
-    const double typical = std::sqrt(s.f * s.f * s.cin) * 60.0 * (s.u8 ? 1.5 : 1.0);
-    random_requant(r, static_cast<size_t>(s.cout), false, typical, p.output_multiplier, p.output_shift);
-    c.bias.resize(static_cast<size_t>(s.cout));
-    for (auto& b : c.bias) b = r.uniform(-20000, 20000);
-    p.input = c.input.data();
-    p.filter = c.filter.data();
-    p.bias = c.bias.data();
-    c.out_bytes = static_cast<size_t>(p.output_shape.elements());
-    const auto want = run(ref, p, c.out_bytes);
-    for (const size_t threads : {1, 2, 3}) {
-      for (const SimdLevel level : levels()) {
-        INFO("level " << simd_level_name(level) << " threads " << threads << " " << s.n << "x" << s.h << "x" << s.w
-                      << "x" << s.cin << " -> " << s.cout << " filter " << s.f
-                      << std::string(s.u8 ? " uint8" : " int8"));
-        int usable = 0;
-        const auto got = run(*backend_for(level, threads), p, c.out_bytes, &usable);
-        CHECK(usable == 1);
-        CHECK_MESSAGE(got == want, "first difference: " << first_difference(got, want));
-      }
-    }
-  }
+  check_conv_layers(13, {{1, 14, 14, 24, 144, 1, false}, {1, 20, 20, 32, 48, 1, false}, {1, 17, 19, 16, 40, 3, false},
+                         {2, 10, 10, 24, 32, 1, false}, {1, 28, 28, 8, 8, 1, false}, {1, 20, 20, 24, 40, 1, true}});
 }
 
 TEST_CASE("CONV_2D: narrow filter rows (16-byte im2col moves) and blocks of at most 8 channels") {
