@@ -1313,6 +1313,38 @@ TEST_CASE("TRANSPOSE: opt equals ref on random ranks, permutations and element s
   }
 }
 
+TEST_CASE("TRANSPOSE: images from NCHW to NHWC with 2-4 channels at every width (the interleaving kernels)") {
+  // Widths 1-100: the AVX2 kernel's 32-pixel steps, its 16-pixel step and the single pixels after them; rank 3 and 4,
+  // one or two images, int8 and uint8 bytes alike (a byte copy).
+  Rng r(29);
+  ReferenceKernelBackend ref;
+  for (int32_t width = 1; width <= 100; ++width) {
+    TransposeParams p;
+    p.element_size = 1;
+    const int32_t channels = width % 7 == 0 ? 2 : width % 5 == 0 ? 4 : 3;
+    const int32_t batches = r.uniform(1, 2), height = r.uniform(1, 3);
+    if (width % 2 == 0) {
+      p.input_shape = Shape{4, {batches, channels, height, width}};
+      p.perm = {0, 2, 3, 1};
+      p.output_shape = Shape{4, {batches, height, width, channels}};
+    } else {
+      p.input_shape = Shape{3, {batches, channels, width}};
+      p.perm = {0, 2, 1};
+      p.output_shape = Shape{3, {batches, width, channels}};
+    }
+    auto input = random_bytes<uint8_t>(r, static_cast<size_t>(p.input_shape.elements()), 0, 255);
+    p.input = input.data();
+    const size_t out_bytes = static_cast<size_t>(p.output_shape.elements());
+    const auto want = run(ref, p, out_bytes);
+    for (const auto [level, threads] : configs()) {
+      INFO("level " << simd_level_name(level) << " threads " << threads << " width " << width << " channels "
+                    << channels << " batches " << batches << " height " << height);
+      const auto got = run(*backend_for(level, threads), p, out_bytes);
+      CHECK_MESSAGE(got == want, first_difference(got, want));
+    }
+  }
+}
+
 TEST_CASE("the SIMD level: detection, names, and a request above the processor's level is lowered") {
   CHECK(simd_level_name(SimdLevel::portable) == "portable");
   CHECK(simd_level_name(SimdLevel::avx2) == "avx2");

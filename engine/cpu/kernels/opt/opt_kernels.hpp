@@ -174,6 +174,9 @@ struct OptKernels {
   void (*mul)(const MulSpan&) = nullptr;
   // dst[i] = src[i] + offset as int16 (int8 or uint8 source bytes).
   void (*widen[2])(const uint8_t* src, int16_t* dst, size_t count, int32_t offset) = {};
+  // Three byte planes `plane` bytes apart interleaved into `count` pixels of 3 bytes: out[3 i + c] = in[c plane + i]
+  // (TRANSPOSE of an image from NCHW to NHWC).
+  void (*interleave3)(const uint8_t* in, size_t plane, uint8_t* out, size_t count) = nullptr;
   GemmLayout gemm_layout = GemmLayout::rows;  // what gemm reads
   DepthwiseLayout depthwise_layout = DepthwiseLayout::filter;  // what depthwise_row reads
 };

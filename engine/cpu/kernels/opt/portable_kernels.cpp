@@ -76,6 +76,11 @@ void mul(const MulSpan& m) {
   for (int64_t i = 0; i < m.count; ++i) mul_element(m, i);
 }
 
+void interleave3(const uint8_t* in, size_t plane, uint8_t* out, size_t count) {
+  for (size_t i = 0; i < count; ++i)
+    for (size_t c = 0; c < 3; ++c) out[i * 3 + c] = in[c * plane + i];
+}
+
 }  // namespace
 
 void fill_portable_kernels(OptKernels& k) {
@@ -91,6 +96,7 @@ void fill_portable_kernels(OptKernels& k) {
   k.add[1] = add<true>;
   k.widen[0] = widen<false>;
   k.widen[1] = widen<true>;
+  k.interleave3 = interleave3;
   k.gemm_layout = GemmLayout::rows;
   k.depthwise_layout = DepthwiseLayout::filter;
 }

@@ -1,7 +1,8 @@
 // aisrv CPU engine, optimised kernels — TRANSPOSE: one strided copy loop over a chosen inner dimension (the output's
 // last, or the input's contiguous one when the output's last is short, e.g. NCHW -> NHWC with 3 channels), an
 // odometer over the others that keeps both offsets incrementally; element copies typed by size. Bytes whose output
-// pixels hold 2-4 values from contiguous planes (an image's NCHW -> NHWC) are interleaved plane by plane instead.
+// pixels hold 2-4 values from contiguous planes (an image's NCHW -> NHWC) are interleaved plane by plane instead
+// (3 planes: the level's interleave3 kernel, byte shuffles on x86).
 // With threads, ranges of the odometer's lines go to the participants (each starts its odometer at its first line).
 #include <algorithm>
 #include <cstring>
@@ -103,7 +104,7 @@ void OptimizedKernelBackend::transpose(const TransposeParams& p) {
       if (planes) {
         const size_t plane = in_of_out[static_cast<size_t>(last)];
         if (channels == 2) interleave<2>(src, plane, dst, count);
-        else if (channels == 3) interleave<3>(src, plane, dst, count);
+        else if (channels == 3) kernels_.interleave3(src, plane, dst, count);
         else interleave<4>(src, plane, dst, count);
       } else {
         switch (es) {
