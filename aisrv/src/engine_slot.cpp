@@ -184,6 +184,7 @@ Result<std::vector<protocol::LayerTime>> EngineSlot::invoke_locked(uint64_t owne
   engine::InvokeContext ctx;
   ctx.cancel = &cancel_;
   ctx.log = log_fn();
+  ctx.recycle = &recycled_layers_;
   const auto t0 = std::chrono::steady_clock::now();
   auto layers = backend_->invoke(ctx);
   compute_ns = ns_since(t0);
@@ -228,7 +229,7 @@ Status EngineSlot::infer(Session& session, uint64_t queue_ns, std::vector<std::v
   timing.total_ns = queue_ns + ns_since(t0);
   note_done_locked(timing);
   drive_gpio_locked(*m);
-  session.store_outputs(*m, [this](size_t i) { return backend_->output(i); }, std::move(timing));
+  recycled_layers_ = session.store_outputs(*m, [this](size_t i) { return backend_->output(i); }, std::move(timing));
   return ok();
 }
 
@@ -257,7 +258,7 @@ Status EngineSlot::infer_with(Session& session, const std::vector<std::vector<ui
   timing.total_ns = ns_since(t0);
   note_done_locked(timing);
   drive_gpio_locked(*m);
-  session.store_outputs(*m, [this](size_t i) { return backend_->output(i); }, std::move(timing));
+  recycled_layers_ = session.store_outputs(*m, [this](size_t i) { return backend_->output(i); }, std::move(timing));
   return ok();
 }
 
@@ -295,7 +296,7 @@ Status EngineSlot::infer_call(Session& session, std::span<const protocol::InferT
   timing.total_ns = queue_ns + ns_since(t0);
   note_done_locked(timing);
   drive_gpio_locked(*m);
-  session.store_timing(*m, std::move(timing));
+  recycled_layers_ = session.store_timing(*m, std::move(timing));
   return ok();
 }
 

@@ -206,10 +206,10 @@ Status Session::reserve_outputs(const LoadedModel& m) {
   return ok();
 }
 
-void Session::store_outputs(const LoadedModel& m, const std::function<std::span<const uint8_t>(size_t)>& output,
-                            protocol::TimingRecord timing) {
+std::vector<protocol::LayerTime> Session::store_outputs(
+    const LoadedModel& m, const std::function<std::span<const uint8_t>(size_t)>& output, protocol::TimingRecord timing) {
   std::lock_guard lock(mu_);
-  if (closed_.load()) return;
+  if (closed_.load()) return std::move(timing.layers);
   EngineState& e = state_[m.engine];
   uint64_t held = memory_.load() - outputs_bytes(e);
   e.outputs.resize(m.info.outputs.size());
@@ -219,17 +219,19 @@ void Session::store_outputs(const LoadedModel& m, const std::function<std::span<
     held += src.size();
   }
   e.output_generation = m.generation;
-  e.timing = std::move(timing);
+  std::swap(e.timing, timing);
   e.timing_generation = m.generation;
   set_memory(held);
+  return std::move(timing.layers);
 }
 
-void Session::store_timing(const LoadedModel& m, protocol::TimingRecord timing) {
+std::vector<protocol::LayerTime> Session::store_timing(const LoadedModel& m, protocol::TimingRecord timing) {
   std::lock_guard lock(mu_);
-  if (closed_.load()) return;
+  if (closed_.load()) return std::move(timing.layers);
   EngineState& e = state_[m.engine];
-  e.timing = std::move(timing);
+  std::swap(e.timing, timing);
   e.timing_generation = m.generation;
+  return std::move(timing.layers);
 }
 
 Status Session::inject_frame(const LoadedModel& m, std::span<const uint8_t> frame) {

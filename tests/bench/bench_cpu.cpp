@@ -148,6 +148,7 @@ struct Measured {
   std::map<std::string, std::vector<double>> types;  // per operator type, per inference
   std::vector<std::vector<double>> layers;            // per operator
   std::vector<std::vector<double>> steady_layers;     // per operator, in the threads pairs (opt and threaded only)
+  std::vector<engine::LayerTime> recycle;             // the last result, refilled by the next (as the server does)
 };
 
 bool run_model(BenchCase& mc, const Options& opt) {
@@ -155,13 +156,13 @@ bool run_model(BenchCase& mc, const Options& opt) {
   const auto model = test::read_file(test::testdata_path(mc.model));
   // [0] kernels=opt as selected at run time, [1] kernels=ref, then the lower SIMD levels of opt.
   std::vector<Measured> m;
-  m.push_back({"", make_kernel_backend("opt"), nullptr, {}, {}, {}, {}});
-  m.push_back({"", make_kernel_backend("ref"), nullptr, {}, {}, {}, {}});
+  m.push_back({"", make_kernel_backend("opt"), nullptr, {}, {}, {}, {}, {}});
+  m.push_back({"", make_kernel_backend("ref"), nullptr, {}, {}, {}, {}, {}});
   for (SimdLevel level : available_simd_levels())
-    if (level != detect_simd_level()) m.push_back({"", make_optimized_kernel_backend(level), nullptr, {}, {}, {}, {}});
+    if (level != detect_simd_level()) m.push_back({"", make_optimized_kernel_backend(level), nullptr, {}, {}, {}, {}, {}});
   // kernels=opt on the worker pool (threads=2), against [0] (threads=1)
   const size_t threaded = m.size();
-  m.push_back({"", make_optimized_kernel_backend(detect_simd_level(), opt.threads), nullptr, {}, {}, {}, {}});
+  m.push_back({"", make_optimized_kernel_backend(detect_simd_level(), opt.threads), nullptr, {}, {}, {}, {}, {}});
   // Each backend gets its own load of the model (its arena plan, scratch and prepared data), as the engine runs it.
   for (Measured& x : m) {
     x.label = x.backend->description();
@@ -199,6 +200,7 @@ bool run_model(BenchCase& mc, const Options& opt) {
 
   engine::InvokeContext ctx;
   auto invoke = [&](Measured& x, bool record, bool steady = false) {
+    ctx.recycle = &x.recycle;
     const auto t0 = Clock::now();
     auto layers = x.model->invoke(*x.backend, nullptr, ctx);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -216,6 +218,7 @@ bool run_model(BenchCase& mc, const Options& opt) {
       x.layers.resize(layers->size());
       for (size_t i = 0; i < layers->size(); ++i) x.layers[i].push_back(static_cast<double>((*layers)[i].ns) / 1e6);
     }
+    x.recycle = std::move(*layers);
     return ms;
   };
   // Every backend must reproduce the expected bytes before anything is timed.

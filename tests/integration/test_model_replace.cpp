@@ -285,6 +285,49 @@ TEST_CASE("a model that does not fit beside the loaded one is refused; the old o
   CHECK(*decode_u32(call(*server, *admin, Command::GET_INPUT_TENSOR_LENGTH).payload) == 8);
 }
 
+TEST_CASE("each session's timing record keeps its own layers while the engine refills the list it gave back") {
+  // The engine reuses the per-layer list a session's replaced timing record gives back (no allocation per layer):
+  // a session's stored record must not change when other sessions infer, and every record names the model's
+  // operators as a fresh inference does.
+  auto server = cpu_server();
+  auto a = server->open_session(Peer::of(server::Trust::process, "local", "a"));
+  auto b = server->open_session(Peer::of(server::Trust::process, "local", "b"));
+  const auto model = demo::build_digit_model();
+  REQUIRE(call(*server, *a, Command::SET_MODEL_SECONDARY, 0, model).status == AISRV_STATUS_OKAY);
+  engine::cpu::CpuOptions options;
+  auto fresh = engine::cpu::CpuBackend::create(options);
+  REQUIRE(fresh.ok());
+  REQUIRE((*fresh)->load(model, {}).ok());
+  const auto want = (*fresh)->invoke({});
+  REQUIRE(want.ok());
+  REQUIRE(want->size() > 2);
+  auto record_of = [&](Session& who) {
+    auto r = decode_timing_record(call(*server, who, Command::GET_TIMING_RECORD).payload);
+    REQUIRE(r.ok());
+    return *r;
+  };
+  auto same_layers = [&](const TimingRecord& r) {
+    REQUIRE(r.layers.size() == want->size());
+    for (size_t i = 0; i < r.layers.size(); ++i) {
+      CHECK(r.layers[i].name == (*want)[i].name);
+      CHECK(r.layers[i].op == (*want)[i].op);
+    }
+  };
+  REQUIRE(infer(*server, *a, 2).size() == 10);
+  const TimingRecord first = record_of(*a);
+  same_layers(first);
+  for (int round = 0; round < 4; ++round) {
+    REQUIRE(infer(*server, *b, 5).size() == 10);
+    same_layers(record_of(*b));
+    const TimingRecord again = record_of(*a);  // untouched by b's inferences, nanoseconds included
+    REQUIRE(again.layers.size() == first.layers.size());
+    for (size_t i = 0; i < first.layers.size(); ++i) CHECK(again.layers[i].ns == first.layers[i].ns);
+    CHECK(again.compute_ns == first.compute_ns);
+  }
+  REQUIRE(infer(*server, *a, 2).size() == 10);
+  same_layers(record_of(*a));
+}
+
 TEST_CASE("a CPU sibling has the same options and its own model and arena") {
   engine::cpu::CpuOptions options;
   options.threads = 2;

@@ -159,6 +159,8 @@ class EngineSlot {
 
   mutable std::mutex mu_;  // the engine: every backend call and everything below
   uint64_t generation_ = 0;
+  // The per-layer list a session's stored timing gave back, refilled by the next invoke (engine::InvokeContext).
+  std::vector<protocol::LayerTime> recycled_layers_;
 };
 
 }  // namespace aisrv::server

@@ -79,10 +79,12 @@ class Session : public std::enable_shared_from_this<Session> {
   Status load_inputs(const LoadedModel& m, const std::function<std::span<uint8_t>(size_t)>& input);
   // Whether the outputs of `m` fit under the memory cap, before an inference runs.
   Status reserve_outputs(const LoadedModel& m);
-  void store_outputs(const LoadedModel& m, const std::function<std::span<const uint8_t>(size_t)>& output,
-                     protocol::TimingRecord timing);
+  // Both return the per-layer list of the timing they replace (the engine refills it for its next inference).
+  std::vector<protocol::LayerTime> store_outputs(const LoadedModel& m,
+                                                 const std::function<std::span<const uint8_t>(size_t)>& output,
+                                                 protocol::TimingRecord timing);
   // INFER leaves the tensors alone and records only its timing.
-  void store_timing(const LoadedModel& m, protocol::TimingRecord timing);
+  std::vector<protocol::LayerTime> store_timing(const LoadedModel& m, protocol::TimingRecord timing);
 
   // --- sensor frames (acquire commands) --------------------------------------------------------------------------
   Status inject_frame(const LoadedModel& m, std::span<const uint8_t> frame);

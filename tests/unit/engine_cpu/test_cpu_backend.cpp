@@ -189,6 +189,43 @@ TEST_CASE("load, infer, read outputs, timings per operator") {
   CHECK(std::equal(first.begin(), first.end(), b->output(0).begin()));
 }
 
+TEST_CASE("a recycled result is refilled with this model's operators, whatever it held") {
+  auto b = make();
+  REQUIRE(b->load(test::small_net_model(), {}).ok());
+  const char* ops[] = {"CONV_2D", "DEPTHWISE_CONV_2D", "CONV_2D", "MEAN", "FULLY_CONNECTED", "SOFTMAX"};
+  const char* names[] = {"conv0", "dw1", "pw2", "mean3", "fc4", "probabilities"};
+  auto check = [&](const std::vector<engine::LayerTime>& t) {
+    REQUIRE(t.size() == 6);
+    for (size_t i = 0; i < 6; ++i) {
+      CHECK(t[i].op == ops[i]);
+      CHECK(t[i].name == names[i]);
+    }
+  };
+  // Longer (another model's 9 layers, long names, old times) and shorter lists than the model's 6 operators.
+  for (size_t held : {size_t{9}, size_t{2}, size_t{0}}) {
+    std::vector<engine::LayerTime> old(held);
+    for (auto& l : old) l = engine::LayerTime{std::string(40, 'x'), "UNIDIRECTIONAL_SEQUENCE_LSTM", 123456789};
+    engine::InvokeContext ctx;
+    ctx.recycle = &old;
+    auto t = b->invoke(ctx);
+    REQUIRE(t.ok());
+    check(*t);
+    CHECK(old.empty());  // taken
+    uint64_t total = 0;
+    for (const auto& l : *t) total += l.ns;
+    CHECK(total > 0);
+    CHECK(total < uint64_t{123456789} * 6);  // this inference's times, not the old ones
+    // Handed back again: the same storage is refilled.
+    const engine::LayerTime* storage = t->data();
+    std::vector<engine::LayerTime> back = std::move(*t);
+    ctx.recycle = &back;
+    auto again = b->invoke(ctx);
+    REQUIRE(again.ok());
+    check(*again);
+    CHECK(again->data() == storage);
+  }
+}
+
 TEST_CASE("float32 graph inputs and outputs") {
   auto b = make();
   auto info = b->load(test::float_io_model(), {});
